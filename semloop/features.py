@@ -1,0 +1,203 @@
+"""Call → features: signatures, text to embed, and a content fingerprint of the result.
+
+Everything here is pure and cheap (linear in the size of the call/result, with long texts
+bounded), and deterministic across processes (no Python `hash()`), so features can be compared
+between hook processes that share state on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import zlib
+from typing import Any
+
+import numpy as np
+
+# -- canonical form --------------------------------------------------------------------------
+
+
+def to_jsonable(value: Any) -> Any:
+    """A JSON-compatible copy of `value`: dict keys become strings, tuples/sets become lists
+    (sets sorted), bytes are decoded, NaN/inf and other objects become their `repr`."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return _clean_str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, dict):
+        return {_clean_str(str(k)): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_jsonable(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if hasattr(value, "model_dump"):  # pydantic objects (SDK content blocks)
+        try:
+            return to_jsonable(value.model_dump())
+        except Exception:
+            pass
+    return _clean_str(repr(value))
+
+
+def _clean_str(text: str) -> str:
+    """Lone surrogates (invalid UTF-8 read with surrogateescape) would break encoding later."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
+def canonical_json(value: Any) -> str:
+    """Key order, nesting and non-JSON values never change the result."""
+    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", errors="replace"), digest_size=12).hexdigest()
+
+
+def exact_signature(tool: str, tool_input: Any) -> str:
+    return digest(canonical_json([tool, tool_input]))
+
+
+# -- normalized form -------------------------------------------------------------------------
+
+_WS = re.compile(r"\s+")
+_QUOTES = str.maketrans({"'": "", '"': "", "`": ""})
+_DOT_SLASH = re.compile(r"(?<![\w.~])\./")
+_TRAILING_SLASH = re.compile(r"(?<=[\w.-])/+(?=\s|$)")
+
+
+def normalize_text(text: str) -> str:
+    """Whitespace collapsed, case folded, quotes dropped, `./x` → `x`, `dir/` → `dir`.
+
+    Case folding is "safe" for loop detection: two calls differing only in case are the same
+    intent far more often than not, and the guard never runs the normalized form.
+    """
+    text = _WS.sub(" ", text).strip().casefold().translate(_QUOTES)
+    text = _DOT_SLASH.sub("", text)
+    return _TRAILING_SLASH.sub("", text)
+
+
+def normalize_value(value: Any) -> Any:
+    """`normalize_text` applied to every string (keys included) at any depth."""
+    if isinstance(value, str):
+        return normalize_text(value)
+    if isinstance(value, dict):
+        return {normalize_text(str(k)): normalize_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalize_value(v) for v in value]
+    return value
+
+
+def normalized_signature(tool: str, tool_input: Any) -> str:
+    return digest(canonical_json([normalize_text(tool), normalize_value(to_jsonable(tool_input))]))
+
+
+# -- text rendering --------------------------------------------------------------------------
+
+
+def render_value(value: Any) -> str:
+    """Readable text of any JSON-ish value: strings as they are, dicts as `key: value` lines."""
+    value = to_jsonable(value)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    parts: list[str] = []
+    _render(value, parts)
+    return "\n".join(parts)
+
+
+def _render(value: Any, parts: list[str], key: str = "") -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _render(v, parts, k)
+    elif isinstance(value, list):
+        for v in value:
+            _render(v, parts, key)
+    elif value is not None and value != "":
+        parts.append(f"{key}: {value}" if key else str(value))
+
+
+def excerpt(text: str, limit: int) -> str:
+    """Head and tail of `text` within `limit` characters (the middle of a long text is dropped)."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return text[:head] + " … " + text[-(limit - head):]
+
+
+def call_text(tool: str, tool_input: Any, limit: int) -> str:
+    """The call as a sentence-ish text for embedding: `tool: values`."""
+    return excerpt(f"{tool}: {render_value(tool_input)}", limit)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+# Parts of a result that change on every run without meaning anything: clocks, durations, ids.
+_VOLATILE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?"  # ISO timestamps
+    r"|\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b"  # clock times
+    r"|\b\d+(\.\d+)?\s?(ms|µs|us|ns|sec|secs|seconds|s)\b"  # durations
+    r"|\b0x[0-9a-f]{6,}\b"  # addresses
+    r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # uuids
+)
+_ERROR = re.compile(
+    r"permission denied|no such file|not found|traceback \(most recent|\berror\b|exception|"
+    r"forbidden|unauthori[sz]ed|denied|timed out|timeout|exit (code|status):? [1-9]|"
+    r"exitcode: [1-9]|cannot |can't |unable to|failed to|refused",
+)
+SKETCH_SIZE = 64
+SKETCH_CHARS = 32_000
+_EMPTY_SKETCH = np.zeros(0, dtype=np.uint32)
+
+
+def normalize_result(text: str) -> str:
+    return _VOLATILE.sub("#", _WS.sub(" ", text).strip().casefold())
+
+
+def looks_like_error(normalized_result: str) -> bool:
+    return bool(_ERROR.search(normalized_result[:600]))
+
+
+def result_sketch(normalized_result: str) -> tuple[np.ndarray, int]:
+    """Bottom-k MinHash sketch of the word 3-shingles of a (bounded) result, and the number of
+    distinct shingles. Two sketches estimate Jaccard and containment of the results' contents,
+    so "same result" is judged on content, not on layout or embeddings."""
+    text = excerpt(normalized_result, SKETCH_CHARS)
+    words = text.split(" ") if text else []
+    if len(words) < 3:
+        words = words + [""] * (3 - len(words)) if words else []
+    if not words:
+        return _EMPTY_SKETCH, 0
+    ids = np.fromiter((zlib.crc32(w.encode("utf-8", errors="replace")) for w in words), dtype=np.uint64,
+                      count=len(words))
+    mixed = (ids[:-2] * np.uint64(0x9E3779B1) ^ ids[1:-1] * np.uint64(0x85EBCA77) ^ ids[2:] * np.uint64(0xC2B2AE3D))
+    mixed = (mixed ^ (mixed >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
+    hashes = np.unique((mixed >> np.uint64(32)).astype(np.uint32))
+    return hashes[:SKETCH_SIZE], int(hashes.size)
+
+
+def content_similarity(a: np.ndarray, size_a: int, b: np.ndarray, size_b: int) -> float:
+    """Max of estimated Jaccard and containment of two results (1.0 = same content)."""
+    if size_a == 0 or size_b == 0:
+        return 1.0 if size_a == size_b else 0.0
+    union_sketch = np.union1d(a, b)[:SKETCH_SIZE]
+    if union_sketch.size == 0:
+        return 0.0
+    both = np.intersect1d(np.intersect1d(a, b, assume_unique=True), union_sketch, assume_unique=True).size
+    jaccard = both / union_sketch.size
+    # containment of the smaller in the larger, from |A∩B| = J(|A|+|B|)/(1+J)
+    intersection = jaccard * (size_a + size_b) / (1.0 + jaccard)
+    containment = min(1.0, intersection / min(size_a, size_b))
+    # a few words ("OK") contained in a large result are not "the same result"
+    if min(size_a, size_b) < 8:
+        containment = jaccard
+    return max(jaccard, containment)

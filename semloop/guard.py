@@ -1,0 +1,153 @@
+"""`LoopGuard`: the one entry point. call → features → signals → policy → verdict."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import features, messages, policy, signals
+from .config import Config
+from .embeddings import Embedder, load_embedder
+from .state import SessionState, StepRecord
+from .verdict import Signal, Verdict
+
+log = logging.getLogger("semloop")
+
+_MAX_FLAGGED = 256
+
+
+class LoopGuard:
+    """Watches one agent session's tool calls and says "allow", "warn" or "stop".
+
+    >>> guard = LoopGuard(embedding="hashing")
+    >>> for _ in range(3):
+    ...     v = guard.record("bash", {"command": "cat /tmp/test.txt"}, "cat: /tmp/test.txt: Permission denied")
+    >>> v.action, v.signals[0].kind, v.signals[0].related_steps
+    ('warn', 'exact', (0, 1))
+
+    Parameters are those of `Config` (pass a `Config`, keyword overrides, or both). `embedder` is
+    any callable from a list of texts to an (n, d) array of unit vectors; the default is the
+    configured backend, loaded once per process and shared.
+    """
+
+    def __init__(self, config: Config | None = None, *, embedder: Embedder | None = None, **overrides: Any):
+        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+        self.embedder = embedder
+        self._signal_fns = signals.signals_for(self.config.detector)
+        self.reset()
+
+    # -- public API ------------------------------------------------------------------------
+
+    def reset(self) -> "LoopGuard":
+        """Forget the session (start a new one). Returns self."""
+        self.state = SessionState.new(signals.look_back(self.config))
+        return self
+
+    @property
+    def stopped(self) -> bool:
+        return self.state.stopped
+
+    @property
+    def steps(self) -> int:
+        return self.state.steps_seen
+
+    def check(self, tool: str, tool_input: Any) -> Verdict:
+        """Before a call: "stop" if it continues a loop already warned about to the limit (or the
+        run was stopped), else "allow". Cheap: hashing only, no embedding, state unchanged."""
+        try:
+            return self._check(str(tool), tool_input)
+        except Exception as exc:
+            return self._failed(exc)
+
+    def record(self, tool: str, tool_input: Any, output: Any = None, is_error: bool = False) -> Verdict:
+        """After a call: record it with its output and return the verdict for this step.
+
+        Never raises by default (``fail_open=True``): an internal error logs a warning and
+        returns "allow", so a detector problem cannot kill an agent run.
+        """
+        try:
+            return self._record(str(tool), tool_input, output, bool(is_error))
+        except Exception as exc:
+            return self._failed(exc)
+
+    update = record  # river-style alias
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _failed(self, exc: Exception) -> Verdict:
+        if not self.config.fail_open:
+            raise exc
+        log.warning("semloop: detector error, allowing the call: %r", exc)
+        return Verdict("allow", self.state.steps_seen, error=repr(exc))
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.embedder is None:
+            self.embedder = load_embedder(self.config.embedding, self.config.model_path)
+        return np.asarray(self.embedder(texts), dtype=np.float32)
+
+    def _step(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> StepRecord:
+        cfg = self.config
+        result = features.normalize_result(features.render_value(output))
+        sketch, size = features.result_sketch(result)
+        vec = None
+        if cfg.detector == "semantic":
+            vec = self._embed([features.call_text(tool, tool_input, cfg.max_text_chars)])[0]
+        return StepRecord(
+            index=self.state.steps_seen,
+            tool=tool,
+            exact_sig=features.exact_signature(tool, tool_input),
+            norm_sig=features.normalized_signature(tool, tool_input),
+            call_vec=vec,
+            result_hash=features.digest(result),
+            result_sketch=sketch,
+            result_size=size,
+            is_error=is_error or features.looks_like_error(result),
+            call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
+        )
+
+    def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
+        state, cfg = self.state, self.config.for_tool(tool)
+        step = self._step(tool, tool_input, output, is_error)
+        found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
+        made_progress = all(step.result_hash != prev.result_hash for prev in state.window)
+        action = policy.escalate(state, found, made_progress, cfg)
+
+        state.window.append(step)
+        state.steps_seen += 1
+        state.tool_counts[tool] += 1
+        if found:
+            state.flagged_sigs[step.norm_sig] = state.flagged_sigs.get(step.norm_sig, 0) + 1
+            while len(state.flagged_sigs) > _MAX_FLAGGED:
+                state.flagged_sigs.pop(next(iter(state.flagged_sigs)))
+            state.last_related = tuple(sorted({i for s in found for i in s.related_steps}))
+        return Verdict(action, step.index, tuple(found), self._message(action, step, found))
+
+    def _check(self, tool: str, tool_input: Any) -> Verdict:
+        state, cfg = self.state, self.config
+        sig = features.normalized_signature(tool, tool_input)
+        looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings
+        if not (state.stopped or looping):
+            return Verdict("allow", state.steps_seen)
+        text = messages.render("stop_check", cfg.language, cfg.messages, tool=tool,
+                               steps=_steps_text(state.last_related), warnings=state.warnings)
+        return Verdict("stop", state.steps_seen, (), text)
+
+    def _message(self, action: str, step: StepRecord, found: list[Signal]) -> str | None:
+        if action == "allow":
+            return None
+        cfg = self.config
+        related = sorted({i for s in found for i in s.related_steps}) or list(self.state.last_related)
+        kinds = list(dict.fromkeys(s.kind for s in found))
+        reasons = "; ".join(messages.reason_text(k, cfg.language) for k in kinds) or "-"
+        return messages.render(action, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
+                               reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
+                               call=step.call_preview)
+
+
+def _steps_text(steps: Sequence[int]) -> str:
+    steps = list(steps)
+    if len(steps) > 8:
+        steps = steps[:3] + ["…"] + steps[-4:]
+    return ", ".join(str(s) for s in steps) or "-"

@@ -1,0 +1,260 @@
+"""Signals: small pure functions `(state, step, config) -> Signal | None`.
+
+Each looks at the new `step` against the bounded `state` (which does not yet contain `step`) and
+returns evidence, or None. None of them mutates state; `update_clusters` is the one exception and
+says so in its name. The layered default (`SEMANTIC`) and the baselines (`BASELINES`) are just
+lists of these functions.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .config import Config
+from .features import content_similarity
+from .state import Cluster, SessionState, StepRecord
+from .verdict import Signal
+
+SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
+
+_CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
+
+
+# -- pairwise relations ----------------------------------------------------------------------
+
+
+def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
+    """How two calls relate: ("exact"|"normalized", 1.0) or ("paraphrase", cosine)."""
+    if a.exact_sig == b.exact_sig:
+        return "exact", 1.0
+    if a.norm_sig == b.norm_sig:
+        return "normalized", 1.0
+    if a.call_vec is None or b.call_vec is None:
+        return "paraphrase", 0.0
+    return "paraphrase", float(np.dot(a.call_vec, b.call_vec))
+
+
+def result_match(a: StepRecord, b: StepRecord) -> float:
+    """Content similarity of two results, 0..1 (1.0 when their normalized texts are equal)."""
+    if a.result_hash == b.result_hash:
+        return 1.0
+    return content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
+
+
+def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | None:
+    """Same action with the same result (a stuck repeat), or None. Score = min of both sims."""
+    kind, call_sim = call_match(a, b)
+    if call_sim < cfg.call_threshold:
+        return None
+    res_sim = result_match(a, b)
+    if res_sim < cfg.result_threshold:
+        return None
+    return kind, min(call_sim, res_sim)
+
+
+# -- the layered (semantic) signals ----------------------------------------------------------
+
+
+def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Exact, normalized or paraphrased repeats of this call in the window, results unchanged.
+
+    A similar call whose result changes (polling a moving status, paginating, a failing test list
+    that shrinks) does not count: only repeats that return the same content do.
+    """
+    matches = [(prev.index, m) for prev in state.window if (m := same_step(step, prev, cfg))]
+    if len(matches) < cfg.min_repeats:
+        return None
+    kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
+    score = min(m[1] for _, m in matches)
+    return Signal(kind, score, tuple(i for i, _ in matches))
+
+
+def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Varied attempts that keep producing the same error (or the same substantial result).
+
+    Related attempts are calls to the same tool, or calls at least `related_threshold` similar.
+    Trivial acknowledgements ("OK", "INSERT 0 1") from different calls are not evidence — batch
+    edits of different files all answer "OK" — unless they are errors.
+    """
+    if not step.is_error and step.result_size < 8:
+        return None
+    hits = []
+    for prev in state.window:
+        if prev.is_error != step.is_error:
+            continue
+        if prev.tool != step.tool and call_match(step, prev)[1] < cfg.related_threshold:
+            continue
+        sim = result_match(step, prev)
+        if sim >= cfg.result_threshold:
+            hits.append((prev.index, sim))
+    if len(hits) < cfg.error_repeats:
+        return None
+    return Signal("same_result", min(s for _, s in hits), tuple(i for i, _ in hits))
+
+
+def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """A-B-A-B or A-B-C-A-B-C: the last two full cycles match call for call, results unchanged."""
+    recent = list(state.window)
+    for period in cfg.cycle_periods:
+        if len(recent) + 1 < 2 * period:
+            continue
+        seq = recent[len(recent) - 2 * period + 1:] + [step]
+        if same_step(seq[-1], seq[-2], cfg):  # a plain repeat, not a cycle
+            continue
+        scores = []
+        for k in range(period):
+            m = same_step(seq[-1 - k], seq[-1 - k - period], cfg)
+            if m is None:
+                break
+            scores.append(m[1])
+        else:
+            return Signal("cycle", min(scores), tuple(s.index for s in seq[:-1]))
+    return None
+
+
+def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Online (leader) clustering of call embeddings over the whole session. Mutates `state`.
+
+    A cluster that keeps growing without producing new results means the agent keeps returning to
+    the same kind of call, however far apart. Reading ten different files grows a cluster too, but
+    each read brings a new result, so it never goes stale.
+    """
+    if step.call_vec is None:
+        return None
+    best_id, best_sim = -1, -1.0
+    if state.clusters:
+        ids = list(state.clusters)
+        sims = np.stack([state.clusters[i].centroid for i in ids]) @ step.call_vec
+        j = int(np.argmax(sims))
+        best_id, best_sim = ids[j], float(sims[j])
+    if best_sim >= cfg.cluster_threshold:
+        cluster = state.clusters[best_id]
+        state.clusters.move_to_end(best_id)
+        centroid = cluster.centroid * cluster.members + step.call_vec
+        cluster.centroid = (centroid / max(float(np.linalg.norm(centroid)), 1e-12)).astype(np.float32)
+    else:
+        best_id = state.next_cluster
+        state.next_cluster += 1
+        cluster = state.clusters[best_id] = Cluster(centroid=step.call_vec.copy())
+        while len(state.clusters) > cfg.max_clusters:
+            state.clusters.popitem(last=False)
+    step.cluster = best_id
+    is_stale = step.result_hash in cluster.result_hashes
+    related = tuple(cluster.steps)
+    cluster.members += 1
+    cluster.steps.append(step.index)
+    if is_stale:
+        cluster.stale += 1
+    elif len(cluster.result_hashes) < 64:
+        cluster.result_hashes.add(step.result_hash)
+    if is_stale and cluster.stale >= cfg.cluster_stale_limit:
+        return Signal("cluster", max(best_sim, 0.0), related,
+                      f"{cluster.members} similar calls, {cluster.stale} without a new result")
+    return None
+
+
+# -- baselines: the well-known recipe, and peer agents' documented policies ------------------
+
+
+def _last(state: SessionState, step: StepRecord, n: int) -> list[StepRecord] | None:
+    if len(state.window) + 1 < n:
+        return None
+    return list(state.window)[len(state.window) - n + 1:] + [step]
+
+
+def _all_same(values: Iterable[object]) -> bool:
+    return len(set(values)) == 1
+
+
+def exact_window(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Baseline `exact`: the last `exact_window` calls have identical signatures."""
+    seq = _last(state, step, cfg.exact_window)
+    if seq and _all_same(s.exact_sig for s in seq):
+        return Signal("exact", 1.0, tuple(s.index for s in seq[:-1]))
+    return None
+
+
+def normalized_window(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Baseline `normalized`: the same on normalized signatures."""
+    seq = _last(state, step, cfg.exact_window)
+    if seq and _all_same(s.norm_sig for s in seq):
+        return Signal("normalized", 1.0, tuple(s.index for s in seq[:-1]))
+    return None
+
+
+def tool_count(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Baseline `count`: one tool name called `count_limit` times in the session."""
+    count = state.tool_counts[step.tool] + 1
+    if count >= cfg.count_limit:
+        related = tuple(s.index for s in state.window if s.tool == step.tool)
+        return Signal("count", float(count), related, f"{step.tool} called {count} times")
+    return None
+
+
+def openhands_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """OpenHands-style: 4 identical actions+observations; 3 identical actions all erroring; or
+    A/B/A/B/A/B over the last 6 action/observation pairs."""
+    seq = _last(state, step, 4)
+    if seq and _all_same(s.exact_sig for s in seq) and _all_same(s.result_hash for s in seq):
+        return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+    seq = _last(state, step, 3)
+    if seq and _all_same(s.exact_sig for s in seq) and all(s.is_error for s in seq):
+        return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+    seq = _last(state, step, 6)
+    if seq:
+        pairs = [(s.exact_sig, s.result_hash) for s in seq]
+        if _all_same(pairs[0::2]) and _all_same(pairs[1::2]) and pairs[0] != pairs[1]:
+            return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+    return None
+
+
+def gemini_cli_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Gemini-CLI-style: hash of tool + JSON args; the same call, or a cycle of 1–5 calls,
+    repeated 5 times consecutively."""
+    for length in range(1, 6):
+        seq = _last(state, step, 5 * length)
+        if seq is None:
+            break
+        sigs = [s.exact_sig for s in seq]
+        if all(sigs[i] == sigs[i % length] for i in range(len(sigs))):
+            return Signal("gemini-cli", 1.0, tuple(s.index for s in seq[:-1]))
+    return None
+
+
+def roo_code_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Roo-Code-style: the 4th consecutive identical call (key-order-insensitive) is blocked."""
+    seq = _last(state, step, 4)
+    if seq and _all_same(s.exact_sig for s in seq):
+        return Signal("roo-code", 1.0, tuple(s.index for s in seq[:-1]))
+    return None
+
+
+def crewai_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """CrewAI-style: a call identical (tool and args) to the immediately preceding one."""
+    if state.window and state.window[-1].exact_sig == step.exact_sig:
+        return Signal("crewai", 1.0, (state.window[-1].index,))
+    return None
+
+
+SEMANTIC: tuple[SignalFn, ...] = (repeated_call, repeated_result, cycle, update_clusters)
+BASELINES: dict[str, tuple[SignalFn, ...]] = {
+    "exact": (exact_window,),
+    "normalized": (normalized_window,),
+    "count": (tool_count,),
+    "openhands": (openhands_stuck,),
+    "gemini-cli": (gemini_cli_stuck,),
+    "roo-code": (roo_code_stuck,),
+    "crewai": (crewai_stuck,),
+}
+
+
+def signals_for(detector: str) -> tuple[SignalFn, ...]:
+    return SEMANTIC if detector == "semantic" else BASELINES[detector]
+
+
+def look_back(cfg: Config) -> int:
+    """Window length the detector needs (Gemini-CLI-style looks at up to 25 calls)."""
+    return {"semantic": cfg.window, "exact": cfg.exact_window, "normalized": cfg.exact_window, "count": 1,
+            "openhands": 6, "gemini-cli": 25, "roo-code": 4, "crewai": 1}[cfg.detector]

@@ -1,0 +1,59 @@
+"""The explicit, bounded state every signal reads: a window of recent steps, session-wide call
+clusters, per-tool counts and the escalation counters.
+
+It holds only numpy arrays and plain Python values, so it pickles — the Claude Code hook keeps it
+in SQLite between processes. Memory is O(window + max_clusters), whatever the session length.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(slots=True)
+class StepRecord:
+    """What the guard remembers of one recorded step."""
+
+    index: int
+    tool: str
+    exact_sig: str
+    norm_sig: str
+    call_vec: np.ndarray | None  # unit vector; None for detectors that embed nothing
+    result_hash: str
+    result_sketch: np.ndarray
+    result_size: int
+    is_error: bool
+    call_preview: str  # short text for messages
+    cluster: int = -1
+
+
+@dataclass(slots=True)
+class Cluster:
+    """A session-wide group of similar calls (leader clustering on call embeddings)."""
+
+    centroid: np.ndarray
+    members: int = 0
+    stale: int = 0  # members whose result the cluster had already seen
+    result_hashes: set[str] = field(default_factory=set)
+    steps: deque = field(default_factory=lambda: deque(maxlen=8))
+
+
+@dataclass
+class SessionState:
+    window: deque  # of StepRecord, maxlen = the detector's look-back
+    clusters: "OrderedDict[int, Cluster]" = field(default_factory=OrderedDict)
+    next_cluster: int = 0
+    tool_counts: Counter = field(default_factory=Counter)
+    steps_seen: int = 0
+    warnings: int = 0
+    clean_streak: int = 0
+    stopped: bool = False
+    flagged_sigs: dict[str, int] = field(default_factory=dict)  # norm_sig → times flagged
+    last_related: tuple[int, ...] = ()
+
+    @classmethod
+    def new(cls, look_back: int) -> "SessionState":
+        return cls(window=deque(maxlen=look_back))

@@ -1,0 +1,66 @@
+"""Plain, frozen result objects: what a signal found and what the guard decided."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Action = Literal["allow", "warn", "stop"]
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One piece of evidence. `related_steps` are 0-based indexes of the earlier steps matched."""
+
+    kind: str  # exact | normalized | paraphrase | same_result | cycle | cluster | count | <baseline>
+    score: float  # similarity (or 1.0 for exact matches) behind the evidence
+    related_steps: tuple[int, ...]
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "score": round(float(self.score), 4), "related_steps": list(self.related_steps)}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The guard's decision for one step: "allow", "warn" (soft block) or "stop" (hard block)."""
+
+    action: Action
+    step: int
+    signals: tuple[Signal, ...] = ()
+    message: str | None = None
+    error: str | None = field(default=None, compare=False)  # set when the guard failed open
+
+    @property
+    def allowed(self) -> bool:
+        return self.action != "stop"
+
+    def annotate(self, output: Any) -> Any:
+        """The original output, unchanged on allow/stop, with the hint appended on warn.
+
+        str → text + hint; list (e.g. Anthropic content blocks) → list + a text block;
+        dict → a copy with a "semloop" key; anything else → its text + hint.
+        """
+        if self.action != "warn" or not self.message:
+            return output
+        if output is None:
+            return self.message
+        if isinstance(output, str):
+            return f"{output}\n\n{self.message}"
+        if isinstance(output, list):
+            return [*output, {"type": "text", "text": self.message}]
+        if isinstance(output, dict):
+            return {**output, "semloop": self.message}
+        try:
+            text = json.dumps(output, ensure_ascii=False, default=str)
+        except Exception:
+            text = str(output)
+        return f"{text}\n\n{self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "action": self.action, "signals": [s.to_dict() for s in self.signals],
+                "message": self.message}
+
+
+ALLOW = "allow"
