@@ -167,19 +167,23 @@ def looks_like_error(normalized_result: str) -> bool:
     return bool(_ERROR.search(normalized_result[:600]))
 
 
+SHINGLE = 1
+_TOKEN = re.compile(r"\w+")
+
+
 def result_sketch(normalized_result: str) -> tuple[np.ndarray, int]:
-    """Bottom-k MinHash sketch of the word 3-shingles of a (bounded) result, and the number of
+    """Bottom-k MinHash sketch of the word shingles of a (bounded) result, and the number of
     distinct shingles. Two sketches estimate Jaccard and containment of the results' contents,
-    so "same result" is judged on content, not on layout or embeddings."""
-    text = excerpt(normalized_result, SKETCH_CHARS)
-    words = text.split(" ") if text else []
-    if len(words) < 3:
-        words = words + [""] * (3 - len(words)) if words else []
+    so "same result" is judged on content — words, not punctuation, layout or embeddings."""
+    words = _TOKEN.findall(excerpt(normalized_result, SKETCH_CHARS))
     if not words:
         return _EMPTY_SKETCH, 0
     ids = np.fromiter((zlib.crc32(w.encode("utf-8", errors="replace")) for w in words), dtype=np.uint64,
                       count=len(words))
-    mixed = (ids[:-2] * np.uint64(0x9E3779B1) ^ ids[1:-1] * np.uint64(0x85EBCA77) ^ ids[2:] * np.uint64(0xC2B2AE3D))
+    n = min(SHINGLE, len(ids))
+    mixed = ids[: len(ids) - n + 1].copy()
+    for k in range(1, n):
+        mixed = mixed * np.uint64(0x9E3779B1) ^ ids[k: len(ids) - n + 1 + k]
     mixed = (mixed ^ (mixed >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
     hashes = np.unique((mixed >> np.uint64(32)).astype(np.uint32))
     return hashes[:SKETCH_SIZE], int(hashes.size)

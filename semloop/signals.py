@@ -72,13 +72,14 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
 
 
 def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
-    """Varied attempts that keep producing the same error (or the same substantial result).
+    """Varied attempts that keep producing the same error.
 
     Related attempts are calls to the same tool, or calls at least `related_threshold` similar.
-    Trivial acknowledgements ("OK", "INSERT 0 1") from different calls are not evidence — batch
-    edits of different files all answer "OK" — unless they are errors.
+    Only errors count: the same *successful* result from different calls is usually legitimate
+    (batch edits of different files all answer "OK"; clicks on a page that did not change while
+    the agent fills a form), and same-intent repeats are caught by `repeated_call` already.
     """
-    if not step.is_error and step.result_size < 8:
+    if not step.is_error:
         return None
     hits = []
     for prev in state.window:

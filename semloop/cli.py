@@ -1,0 +1,140 @@
+"""`semloop` command line: scan, bench, calibrate, demo, and the Claude Code hook commands.
+
+Subcommands import what they need when they run, so `semloop hook` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .config import DETECTORS, EMBEDDINGS, Config
+from .traces import FORMATS, TraceError
+
+
+def build_config(args: argparse.Namespace) -> Config:
+    """--config file, then --detector / --threshold / --embedding on top."""
+    config = Config.from_file(args.config) if getattr(args, "config", None) else Config()
+    changes = {}
+    if getattr(args, "detector", None):
+        changes["detector"] = args.detector
+    if getattr(args, "threshold", None) is not None:
+        changes["call_threshold"] = args.threshold
+    if getattr(args, "embedding", None):
+        changes["embedding"] = args.embedding
+    return config.replace(**changes) if changes else config
+
+
+def _add_detector_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--detector", choices=DETECTORS, help="signal set (default: semantic)")
+    p.add_argument("--threshold", type=float, help="call similarity threshold (default from config)")
+    p.add_argument("--embedding", choices=EMBEDDINGS, help="embedding backend (default: static)")
+    p.add_argument("--config", metavar="PATH", help="JSON or TOML config file")
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from .scan import scan_trace
+    from .traces import iter_traces
+
+    config = build_config(args)
+
+    def skipped(error: TraceError) -> None:
+        print(f"semloop: skipped: {error}", file=sys.stderr)
+
+    flagged = total = 0
+    for trace in iter_traces(args.file, args.format, args.skip_invalid, skipped):
+        result = scan_trace(trace, config)
+        total += 1
+        flagged += bool(result.events)
+        if args.json:
+            print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
+        else:
+            _print_report(result, trace)
+    if not args.json:
+        print(f"\n{total} trace(s) scanned with detector '{config.detector}': {flagged} flagged, "
+              f"{total - flagged} clean.")
+    return 0
+
+
+def _print_report(result, trace) -> None:
+    if not result.events:
+        print(f"✓ {result.id}: {result.steps} steps, no loop")
+        return
+    stop = f", stop at step {result.first_stop}" if result.first_stop is not None else ""
+    print(f"✗ {result.id}: {result.steps} steps, first warning at step {result.first_warn}{stop}")
+    for v in result.events:
+        if v.step != result.first_flag and v.step != result.first_stop:
+            continue
+        step = trace.steps[v.step]
+        for s in v.signals:
+            print(f"    step {v.step} {v.action:4}  {s.kind:11} score={s.score:.2f}  "
+                  f"matches steps {list(s.related_steps)}  ({step.tool})")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Scan the bundled example traces with `exact` and with `semantic`, side by side."""
+    from .scan import scan_trace
+    from .traces import load_traces
+
+    path = Path(args.file) if args.file else Path(__file__).with_name("examples.jsonl")
+    traces = load_traces(path)
+    detectors = ("exact", "semantic")
+    print(f"semloop demo: {len(traces)} example traces from {path.name}\n")
+    print(f"{'trace':34} {'truth':18} " + " ".join(f"{d:>14}" for d in detectors))
+    for trace in traces:
+        label = trace.label or {}
+        truth = f"loop@{label.get('onset')} ({label.get('kind')})" if label.get("loop") else "no loop"
+        cells = []
+        for d in detectors:
+            first = scan_trace(trace, Config(detector=d)).first_flag
+            cells.append("—" if first is None else f"warn@{first}")
+        print(f"{trace.id:34} {truth:18} " + " ".join(f"{c:>14}" for c in cells))
+    print("\n'warn@N' = first soft block at step N (0-based). Hard negatives should show '—'.")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="semloop", description="Stop LLM agents from spinning in tool-call loops.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("scan", help="scan recorded traces for loops")
+    p.add_argument("file", help="JSONL traces (or a message list / Claude Code transcript)")
+    _add_detector_args(p)
+    p.add_argument("--format", choices=FORMATS, default="auto")
+    p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
+    p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
+    p.set_defaults(func=cmd_scan)
+
+    p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces")
+    p.add_argument("file", nargs="?", help="traces to use instead of the bundled examples")
+    p.set_defaults(func=cmd_demo)
+
+    for module in _optional_cli_modules():
+        module.add_cli(sub)
+
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (TraceError, ValueError, FileNotFoundError) as exc:
+        print(f"semloop: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `semloop scan ... | head`
+        return 0
+
+
+def _optional_cli_modules():
+    import importlib
+
+    for name in ("semloop.bench.cli", "semloop.integrations.claude_code"):
+        try:
+            yield importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
