@@ -135,8 +135,23 @@ def excerpt(text: str, limit: int) -> str:
 
 
 def call_text(tool: str, tool_input: Any, limit: int) -> str:
-    """The call as a sentence-ish text for embedding: `tool: values`."""
-    return excerpt(f"{tool}: {render_value(tool_input)}", limit)
+    """The call as a sentence-ish text for embedding: `tool: value; value`. Argument names are
+    left out on purpose: they are shared by every call of a tool and would make calls on different
+    entities look alike."""
+    values: list[str] = []
+    _leaves(to_jsonable(tool_input), values)
+    return excerpt(f"{tool}: {'; '.join(values)}", limit)
+
+
+def _leaves(value: Any, out: list[str]) -> None:
+    if isinstance(value, dict):
+        for v in value.values():
+            _leaves(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _leaves(v, out)
+    elif value is not None and value != "":
+        out.append(str(value))
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -167,6 +182,26 @@ def looks_like_error(normalized_result: str) -> bool:
     return bool(_ERROR.search(normalized_result[:600]))
 
 
+# Error classes, most specific first: varied attempts failing for the same reason share one.
+_ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
+    ("permission", r"permission denied|not permitted|access denied|forbidden|eacces|\b403\b"),
+    ("auth", r"unauthori[sz]ed|authentication failed|invalid api key|\b401\b"),
+    ("command", r"command not found|not recognized as an internal"),
+    ("module", r"no module named|modulenotfounderror|cannot find module|importerror"),
+    ("not_found", r"no such file|not found|does not exist|cannot access|enoent|\b404\b"),
+    ("timeout", r"timed out|timeout"),
+    ("connection", r"connection refused|could not resolve|unreachable|econnrefused|connection reset"),
+    ("rate_limit", r"rate limit|too many requests|\b429\b"),
+    ("syntax", r"syntax ?error|unexpected token|parse error"),
+]]
+
+
+def error_class(normalized_result: str) -> str | None:
+    """The first error class whose pattern occurs early in a result, or None."""
+    head = normalized_result[:600]
+    return next((name for name, pattern in _ERROR_CLASSES if pattern.search(head)), None)
+
+
 SHINGLE = 1
 _TOKEN = re.compile(r"\w+")
 
@@ -187,6 +222,11 @@ def result_sketch(normalized_result: str) -> tuple[np.ndarray, int]:
     mixed = (mixed ^ (mixed >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
     hashes = np.unique((mixed >> np.uint64(32)).astype(np.uint32))
     return hashes[:SKETCH_SIZE], int(hashes.size)
+
+
+SHORT_RESULT = 30
+"""Results with fewer distinct words than this are "the same" only when equal after normalization:
+in a short result one changed word (Pending → Running) is the whole news."""
 
 
 def content_similarity(a: np.ndarray, size_a: int, b: np.ndarray, size_b: int) -> float:

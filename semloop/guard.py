@@ -104,6 +104,7 @@ class LoopGuard:
             result_sketch=sketch,
             result_size=size,
             is_error=is_error or features.looks_like_error(result),
+            error_class=features.error_class(result),
             call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
         )
 
@@ -111,8 +112,11 @@ class LoopGuard:
         state, cfg = self.state, self.config.for_tool(tool)
         step = self._step(tool, tool_input, output, is_error)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        made_progress = all(step.result_hash != prev.result_hash for prev in state.window)
-        action = policy.escalate(state, found, made_progress, cfg)
+        step.novel = not step.is_error and all(signals.result_match(step, prev) < cfg.result_threshold
+                                                   for prev in state.window)
+        action = policy.escalate(state, found, step.novel, cfg)
+        if step.novel:
+            state.last_novel = step.index
 
         state.window.append(step)
         state.steps_seen += 1

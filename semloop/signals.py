@@ -13,13 +13,14 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import content_similarity
+from .features import SHORT_RESULT, content_similarity
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
 SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
 _CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
+ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
 
 
 # -- pairwise relations ----------------------------------------------------------------------
@@ -37,21 +38,39 @@ def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
 
 
 def result_match(a: StepRecord, b: StepRecord) -> float:
-    """Content similarity of two results, 0..1 (1.0 when their normalized texts are equal)."""
+    """Content similarity of two results, 0..1: 1.0 when equal after normalization; short results
+    (see `features.SHORT_RESULT`) are either equal or different."""
     if a.result_hash == b.result_hash:
         return 1.0
+    if min(a.result_size, b.result_size) < SHORT_RESULT:
+        return 0.0
     return content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
 
 
+def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
+    """Same tool, or calls similar enough to be attempts at the same thing."""
+    return a.tool == b.tool or call_match(a, b)[1] >= cfg.related_threshold
+
+
 def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | None:
-    """Same action with the same result (a stuck repeat), or None. Score = min of both sims."""
+    """Same action with the same result (a stuck repeat), or None. Score = min of both sims.
+
+    Also a match: related calls (say `cat f`, `head -n 200 f` and Read(f)) returning the very same
+    substantial result — an identical page of content is strong evidence of the same action.
+    """
     kind, call_sim = call_match(a, b)
-    if call_sim < cfg.call_threshold:
-        return None
-    res_sim = result_match(a, b)
-    if res_sim < cfg.result_threshold:
-        return None
-    return kind, min(call_sim, res_sim)
+    if call_sim >= cfg.call_threshold:
+        res_sim = result_match(a, b)
+        return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
+    if a.result_hash == b.result_hash and a.result_size >= SHORT_RESULT and related(a, b, cfg):
+        return "paraphrase", call_sim
+    return None
+
+
+def since_progress(state: SessionState) -> list[StepRecord]:
+    """Window steps from the latest one that brought a new result on: a repeat counts as stuck
+    only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress)."""
+    return [s for s in state.window if s.index >= state.last_novel]
 
 
 # -- the layered (semantic) signals ----------------------------------------------------------
@@ -63,7 +82,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     A similar call whose result changes (polling a moving status, paginating, a failing test list
     that shrinks) does not count: only repeats that return the same content do.
     """
-    matches = [(prev.index, m) for prev in state.window if (m := same_step(step, prev, cfg))]
+    matches = [(prev.index, m) for prev in since_progress(state) if (m := same_step(step, prev, cfg))]
     if len(matches) < cfg.min_repeats:
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
@@ -74,21 +93,23 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
 def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
     """Varied attempts that keep producing the same error.
 
-    Related attempts are calls to the same tool, or calls at least `related_threshold` similar.
+    Two errors are the same when they have the same class (permission, not found, ...) and share
+    some content (the path, the host): `ERROR_OVERLAP`. Related attempts are calls to the same
+    tool, or calls at least `related_threshold` similar.
     Only errors count: the same *successful* result from different calls is usually legitimate
     (batch edits of different files all answer "OK"; clicks on a page that did not change while
     the agent fills a form), and same-intent repeats are caught by `repeated_call` already.
     """
-    if not step.is_error:
+    if not step.is_error or step.error_class is None:
         return None
     hits = []
-    for prev in state.window:
-        if prev.is_error != step.is_error:
-            continue
-        if prev.tool != step.tool and call_match(step, prev)[1] < cfg.related_threshold:
+    for prev in since_progress(state):
+        if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
         sim = result_match(step, prev)
-        if sim >= cfg.result_threshold:
+        if sim < ERROR_OVERLAP:
+            sim = content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size)
+        if sim >= ERROR_OVERLAP:
             hits.append((prev.index, sim))
     if len(hits) < cfg.error_repeats:
         return None
@@ -142,14 +163,15 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         while len(state.clusters) > cfg.max_clusters:
             state.clusters.popitem(last=False)
     step.cluster = best_id
-    is_stale = step.result_hash in cluster.result_hashes
+    is_stale = any(h == step.result_hash or (min(n, step.result_size) >= SHORT_RESULT and content_similarity(
+        sk, n, step.result_sketch, step.result_size) >= cfg.result_threshold) for h, sk, n in cluster.results)
     related = tuple(cluster.steps)
     cluster.members += 1
     cluster.steps.append(step.index)
     if is_stale:
         cluster.stale += 1
-    elif len(cluster.result_hashes) < 64:
-        cluster.result_hashes.add(step.result_hash)
+    else:
+        cluster.results.append((step.result_hash, step.result_sketch, step.result_size))
     if is_stale and cluster.stale >= cfg.cluster_stale_limit:
         return Signal("cluster", max(best_sim, 0.0), related,
                       f"{cluster.members} similar calls, {cluster.stale} without a new result")

@@ -26,7 +26,9 @@ class StepRecord:
     result_sketch: np.ndarray
     result_size: int
     is_error: bool
+    error_class: str | None  # "permission", "not_found", ... (see features.error_class)
     call_preview: str  # short text for messages
+    novel: bool = True  # its result matched nothing in the window (errors are never novel)
     cluster: int = -1
 
 
@@ -37,7 +39,7 @@ class Cluster:
     centroid: np.ndarray
     members: int = 0
     stale: int = 0  # members whose result the cluster had already seen
-    result_hashes: set[str] = field(default_factory=set)
+    results: deque = field(default_factory=lambda: deque(maxlen=8))  # (hash, sketch, size) of new results
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
@@ -48,6 +50,7 @@ class SessionState:
     next_cluster: int = 0
     tool_counts: Counter = field(default_factory=Counter)
     steps_seen: int = 0
+    last_novel: int = -1  # index of the latest step that brought a new result: progress
     warnings: int = 0
     clean_streak: int = 0
     stopped: bool = False

@@ -1,0 +1,93 @@
+"""Cold-process latency of `semloop hook claude-code` (each Claude Code hook is a new process).
+
+    python benchmarks/hook_latency.py [--runs 30] [--embedding static] [--command "semloop"]
+
+Runs each event `--runs` times as a fresh subprocess against a temporary state database and
+prints p50 / p90 / max wall-clock milliseconds. PostToolUse calls use a different Bash command
+each run (so the embedding is computed, never a cache hit) on a session that already holds steps;
+a `python -c pass` baseline shows the interpreter's own start-up cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _command(arg: str | None) -> list[str]:
+    if arg:
+        return shlex.split(arg)
+    script = Path(sys.executable).parent / "semloop"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "semloop"]
+
+
+def _event(name: str, i: int) -> dict:
+    event = {"session_id": "bench", "cwd": "/tmp", "hook_event_name": name, "tool_name": "Bash",
+             "tool_use_id": f"toolu_{i}", "tool_input": {"command": f"ls -la /srv/data/part-{i}", "description": "List"}}
+    if name == "PostToolUse":
+        event["tool_response"] = {"stdout": f"total {i}\nfile-{i}.csv\n", "stderr": "", "interrupted": False,
+                                  "isImage": False}
+    return event
+
+
+def _time(argv: list[str], payload: bytes | None, env: dict) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    elapsed = (time.perf_counter() - start) * 1000.0
+    if proc.returncode != 0 or (payload is not None and not proc.stdout.strip().startswith(b"{")):
+        raise SystemExit(f"hook failed: rc={proc.returncode} out={proc.stdout[:200]!r} err={proc.stderr[:300]!r}")
+    return elapsed
+
+
+def _summary(name: str, times: list[float]) -> dict:
+    times = sorted(times)
+    p90 = times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
+    row = {"case": name, "runs": len(times), "p50_ms": round(statistics.median(times), 1),
+           "p90_ms": round(p90, 1), "max_ms": round(times[-1], 1)}
+    print(f"{name:<28} p50 {row['p50_ms']:7.1f} ms   p90 {row['p90_ms']:7.1f} ms   max {row['max_ms']:7.1f} ms"
+          f"   (n={len(times)})")
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--command", help="hook program to run (default: this venv's semloop script)")
+    ap.add_argument("--embedding", choices=("static", "hashing"), help="write a config using this backend")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    args = ap.parse_args()
+
+    base = _command(args.command)
+    tmp = Path(tempfile.mkdtemp(prefix="semloop-hook-bench-"))
+    try:
+        argv = base + ["hook", "claude-code", "--db", str(tmp / "state.sqlite3")]
+        if args.embedding:
+            (tmp / "config.json").write_text(json.dumps({"embedding": args.embedding}))
+            argv += ["--config", str(tmp / "config.json")]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+        # warm the OS page cache and the .pyc files; seed the session with a few steps
+        for i in range(3):
+            _time(argv, json.dumps(_event("PostToolUse", 10_000 + i)).encode(), env)
+
+        rows = [_summary("python -c pass", [_time([sys.executable, "-c", "pass"], None, env) for _ in range(args.runs)])]
+        for name in ("PreToolUse", "PostToolUse"):
+            times = [_time(argv, json.dumps(_event(name, i)).encode(), env) for i in range(args.runs)]
+            rows.append(_summary(f"hook {name}", times))
+        if args.json:
+            print(json.dumps(rows))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

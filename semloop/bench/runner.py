@@ -1,0 +1,247 @@
+"""Running detectors over labelled traces, fast enough to sweep thresholds.
+
+The expensive part of a guard step is feature extraction (result normalization and sketches) and
+embedding; neither depends on thresholds. `prepare` computes the per-step features once per trace
+(with the guard's own `_step`, so they are exactly what `LoopGuard.record` would compute), call
+vectors are embedded once per backend in batches, and `replay` feeds those precomputed records
+through an otherwise unchanged `LoopGuard` (signals, policy, per-tool overrides). The test suite
+checks that `replay` gives the same verdicts as `semloop.scan.scan_trace`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .. import features
+from ..config import Config
+from ..guard import LoopGuard
+from ..state import StepRecord
+from ..traces import Trace, load_traces
+from .metrics import TraceOutcome
+
+# bench name -> (Config.detector, Config.embedding or None)
+DETECTORS: dict[str, tuple[str, str | None]] = {
+    "exact": ("exact", None),
+    "normalized": ("normalized", None),
+    "count": ("count", None),
+    "semantic": ("semantic", "static"),
+    "semantic-st": ("semantic", "sentence-transformers"),
+    "semantic-hashing": ("semantic", "hashing"),
+    "openhands": ("openhands", None),
+    "gemini-cli": ("gemini-cli", None),
+    "roo-code": ("roo-code", None),
+    "crewai": ("crewai", None),
+}
+SEMANTIC_BACKENDS = {name: emb for name, (det, emb) in DETECTORS.items() if det == "semantic"}
+
+
+def parse_detectors(text: str | None) -> list[str]:
+    if not text or text == "all":
+        return list(DETECTORS)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in DETECTORS]
+    if unknown:
+        raise ValueError(f"unknown detector(s) {unknown}; choose from {list(DETECTORS)}")
+    return list(dict.fromkeys(names))
+
+
+def config_for(name: str, base: Config) -> Config:
+    detector, embedding = DETECTORS[name]
+    changes: dict[str, Any] = {"detector": detector}
+    if embedding:
+        changes["embedding"] = embedding
+        if embedding != base.embedding:
+            changes["model_path"] = None  # a --config model_path belongs to its own backend
+    return base.replace(**changes)
+
+
+# -- data ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Dataset:
+    name: str
+    path: str
+    traces: list[Trace]
+
+
+def label_of(trace: Trace) -> tuple[bool, int | None, str | None]:
+    label = trace.label or {}
+    loop = bool(label.get("loop"))
+    onset = label.get("onset")
+    onset = int(onset) if loop and isinstance(onset, (int, float)) else (0 if loop else None)
+    kind = label.get("kind") if loop else None
+    return loop, onset, (str(kind) if kind else ("unknown" if loop else None))
+
+
+def negative_kind_of(trace: Trace) -> str | None:
+    meta = trace.meta or {}
+    nested = meta.get("meta") if isinstance(meta.get("meta"), dict) else {}
+    kind = nested.get("negative_kind", meta.get("negative_kind"))
+    return str(kind) if kind else None
+
+
+def load_datasets(paths: Sequence[str], format: str = "auto") -> list[Dataset]:
+    """Labelled traces per file; a trace without a label is an error naming the file and id."""
+    datasets, seen = [], set()
+    for path in paths:
+        traces = load_traces(path, format)
+        unlabeled = [t.id for t in traces if not isinstance(t.label, dict) or "loop" not in t.label]
+        if unlabeled:
+            shown = ", ".join(unlabeled[:5]) + (" …" if len(unlabeled) > 5 else "")
+            raise ValueError(f"{path}: {len(unlabeled)} of {len(traces)} trace(s) have no label "
+                             f"(a 'label' object with 'loop', 'onset', 'kind'): {shown}. "
+                             "Benchmarks and calibration need labelled traces.")
+        if not traces:
+            raise ValueError(f"{path}: no traces")
+        name = Path(path).stem
+        while name in seen:
+            name += "'"
+        seen.add(name)
+        datasets.append(Dataset(name, str(path), traces))
+    return datasets
+
+
+# -- precomputed features and replay ---------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """A trace with every threshold-independent part of each guard step computed once."""
+
+    dataset: str
+    trace: Trace
+    records: list[StepRecord]
+    texts: list[str]
+    loop: bool
+    onset: int | None
+    kind: str | None
+    negative_kind: str | None
+    hard_negative: bool
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # backend -> (n, d)
+
+    def outcome(self, first_flag: int | None, first_stop: int | None) -> TraceOutcome:
+        return TraceOutcome(self.dataset, self.trace.id, len(self.trace.steps), self.loop, self.onset, self.kind,
+                            self.negative_kind, self.hard_negative, first_flag, first_stop)
+
+
+def prepare(datasets: Sequence[Dataset], base: Config, progress: bool = False) -> list[Prepared]:
+    out = []
+    feature_guard = LoopGuard(base.replace(detector="exact"))  # no embedding in its _step
+    total = sum(len(d.traces) for d in datasets)
+    with progress_bar(total, "features", progress) as bar:
+        for ds in datasets:
+            annotated = any(negative_kind_of(t) for t in ds.traces)
+            for trace in ds.traces:
+                loop, onset, kind = label_of(trace)
+                neg = None if loop else negative_kind_of(trace)
+                records, texts = [], []
+                for i, step in enumerate(trace.steps):
+                    tool = str(step.tool)
+                    record = feature_guard._step(tool, step.input, step.output, bool(step.is_error))
+                    record.index = i
+                    records.append(record)
+                    texts.append(features.call_text(tool, step.input, base.max_text_chars))
+                hard = not loop and (neg is not None or not annotated)
+                out.append(Prepared(ds.name, trace, records, texts, loop, onset, kind, neg, hard))
+                bar.update(1)
+    return out
+
+
+def embed_all(prepared: Sequence[Prepared], backend: str, embedder: Callable, batch: int = 256,
+              progress: bool = False) -> None:
+    """Embed every distinct call text once, in batches, and attach per-trace vector arrays."""
+    raw = getattr(embedder, "embed", embedder)  # skip the bounded LRU: we keep our own table
+    unique = list(dict.fromkeys(t for p in prepared for t in p.texts))
+    table: dict[str, np.ndarray] = {}
+    with progress_bar(len(unique), f"embed {backend}", progress) as bar:
+        for start in range(0, len(unique), batch):
+            chunk = unique[start:start + batch]
+            vecs = np.asarray(raw(chunk), dtype=np.float32)
+            table.update(zip(chunk, vecs))
+            bar.update(len(chunk))
+    for p in prepared:
+        p.vectors[backend] = (np.stack([table[t] for t in p.texts]) if p.texts
+                              else np.zeros((0, 1), dtype=np.float32))
+
+
+def _no_embedder(texts):  # pragma: no cover - ReplayGuard never embeds
+    raise RuntimeError("ReplayGuard does not embed")
+
+
+class ReplayGuard(LoopGuard):
+    """A `LoopGuard` whose per-step features come from a `Prepared` trace instead of being
+    recomputed; signals, policy and verdicts are the real ones."""
+
+    def __init__(self, config: Config, prepared: Prepared):
+        super().__init__(config, embedder=_no_embedder)
+        self._prepared = prepared
+        self._vectors = prepared.vectors.get(config.embedding) if config.detector == "semantic" else None
+        if config.detector == "semantic" and self._vectors is None:
+            raise RuntimeError(f"no {config.embedding!r} vectors prepared for {prepared.trace.id}")
+
+    def _step(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> StepRecord:
+        i = self.state.steps_seen
+        vec = self._vectors[i] if self._vectors is not None else None
+        return dataclasses.replace(self._prepared.records[i], call_vec=vec, cluster=-1)
+
+
+def replay(p: Prepared, config: Config) -> TraceOutcome:
+    guard = ReplayGuard(config.replace(fail_open=False), p)
+    first_flag = first_stop = None
+    for step in p.trace.steps:
+        verdict = guard.record(step.tool, step.input, step.output, step.is_error)
+        if verdict.action != "allow" and first_flag is None:
+            first_flag = verdict.step
+        if verdict.action == "stop":
+            first_stop = verdict.step
+            break  # a stopped guard stops every later step; nothing more to learn
+    return p.outcome(first_flag, first_stop)
+
+
+def replay_all(prepared: Iterable[Prepared], config: Config) -> list[TraceOutcome]:
+    return [replay(p, config) for p in prepared]
+
+
+# -- embedders -------------------------------------------------------------------------------
+
+
+def load_backend(backend: str, model_path: str | None = None) -> tuple[Callable | None, str | None]:
+    """(embedder, None) or (None, reason) when the backend is not installed."""
+    from ..embeddings import load_embedder
+
+    try:
+        return load_embedder(backend, model_path), None
+    except ImportError as exc:
+        return None, f"{backend} backend not available ({exc})"
+
+
+# -- progress --------------------------------------------------------------------------------
+
+
+class _NullBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+
+def progress_bar(total: int, desc: str, enabled: bool):
+    """A tqdm bar on stderr when enabled and tqdm is installed; a no-op otherwise."""
+    if not enabled:
+        return _NullBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NullBar()
+    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True, mininterval=0.5)
