@@ -154,6 +154,25 @@ def _leaves(value: Any, out: list[str]) -> None:
         out.append(str(value))
 
 
+_ENTITY = re.compile(r"[\w.~-]*[/.:@#=][\w./~:@#=?&%-]*\w|\b\w*\d\w*\b")
+
+
+def entities(tool_input: Any, limit: int = 64) -> frozenset[str]:
+    """Identifier-like tokens of a call — paths, file names, URLs, ids, numbers — which say *what*
+    a call acts on. Two calls on different entities (src/a.py vs src/b.py, id=5 vs id=6) are not
+    the same action however alike they read."""
+    found: list[str] = []
+    _leaves(to_jsonable(tool_input), found)
+    tokens = _ENTITY.findall(excerpt(" ".join(found), 4000).casefold())
+    return frozenset(t.strip("./") or t for t in tokens[:limit])
+
+
+def entity_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
 # -- results ---------------------------------------------------------------------------------
 
 # Parts of a result that change on every run without meaning anything: clocks, durations, ids.

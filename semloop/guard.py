@@ -105,6 +105,7 @@ class LoopGuard:
             result_size=size,
             is_error=is_error or features.looks_like_error(result),
             error_class=features.error_class(result),
+            entities=features.entities(tool_input),
             call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
         )
 

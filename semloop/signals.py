@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, content_similarity
+from .features import SHORT_RESULT, content_similarity, entity_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -21,6 +21,7 @@ SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
 _CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
 ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
+ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
 
 
 # -- pairwise relations ----------------------------------------------------------------------
@@ -59,6 +60,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     substantial result — an identical page of content is strong evidence of the same action.
     """
     kind, call_sim = call_match(a, b)
+    if kind == "paraphrase" and entity_overlap(a.entities, b.entities) < ENTITY_OVERLAP:
+        return None  # the same tool over different entities: not a repeat
     if call_sim >= cfg.call_threshold:
         res_sim = result_match(a, b)
         return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
@@ -163,11 +166,16 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         while len(state.clusters) > cfg.max_clusters:
             state.clusters.popitem(last=False)
     step.cluster = best_id
-    is_stale = any(h == step.result_hash or (min(n, step.result_size) >= SHORT_RESULT and content_similarity(
+    seen_result = any(h == step.result_hash or (min(n, step.result_size) >= SHORT_RESULT and content_similarity(
         sk, n, step.result_sketch, step.result_size) >= cfg.result_threshold) for h, sk, n in cluster.results)
+    # A short acknowledgement ("file updated") says nothing about progress unless the call itself
+    # was made before: successive edits of one file are work, re-running `git status` is not.
+    is_stale = seen_result and (step.result_size >= SHORT_RESULT or step.norm_sig in cluster.calls)
     related = tuple(cluster.steps)
     cluster.members += 1
     cluster.steps.append(step.index)
+    if step.norm_sig not in cluster.calls:
+        cluster.calls.append(step.norm_sig)
     if is_stale:
         cluster.stale += 1
     else:

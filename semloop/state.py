@@ -27,6 +27,7 @@ class StepRecord:
     result_size: int
     is_error: bool
     error_class: str | None  # "permission", "not_found", ... (see features.error_class)
+    entities: frozenset  # identifier-like tokens of the call (paths, ids, numbers)
     call_preview: str  # short text for messages
     novel: bool = True  # its result matched nothing in the window (errors are never novel)
     cluster: int = -1
@@ -40,6 +41,7 @@ class Cluster:
     members: int = 0
     stale: int = 0  # members whose result the cluster had already seen
     results: deque = field(default_factory=lambda: deque(maxlen=8))  # (hash, sketch, size) of new results
+    calls: deque = field(default_factory=lambda: deque(maxlen=16))  # normalized signatures seen
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 

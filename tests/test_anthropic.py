@@ -23,7 +23,7 @@ from semloop.integrations.anthropic import (  # noqa: E402
     tool_result,
 )
 
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-opus-5-5"
 TOOLS = [
     {"name": "read_file", "description": "Read a file.",
      "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
@@ -300,7 +300,7 @@ def test_raw_stop_reason_is_passed_through():
 
     client = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(respond)))
     result = run_agent(client, model=MODEL, messages=[{"role": "user", "content": "hi"}], tools=TOOLS,
-                       dispatch=lambda n, i: "", system="Be brief.", temperature=0.0)
+                       dispatch=lambda n, i: "", system="Be brief.", stop_sequences=["END"])
     assert result.stop_reason == "max_tokens" and result.text == "Partial answ" and result.verdicts == ()
 
 
@@ -308,9 +308,9 @@ def test_create_kwargs_system_and_caller_messages_untouched():
     model = ScriptedModel(["Nothing to do."])
     prompt = [{"role": "user", "content": "Fix the build."}]
     run_agent(model.client(), model=MODEL, messages=prompt, tools=TOOLS, dispatch=lambda n, i: "",
-              system="You are careful.", max_tokens=1234, temperature=0.2, metadata={"user_id": "u1"})
+              system="You are careful.", max_tokens=1234, stop_sequences=["END"], metadata={"user_id": "u1"})
     body = model.requests[0]
-    assert body["system"] == "You are careful." and body["max_tokens"] == 1234 and body["temperature"] == 0.2
+    assert body["system"] == "You are careful." and body["max_tokens"] == 1234 and body["stop_sequences"] == ["END"]
     assert body["metadata"] == {"user_id": "u1"} and body["model"] == MODEL
     assert prompt == [{"role": "user", "content": "Fix the build."}]
 

@@ -245,3 +245,121 @@ def progress_bar(total: int, desc: str, enabled: bool):
     except ImportError:
         return _NullBar()
     return tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True, mininterval=0.5)
+
+
+# -- the whole benchmark ---------------------------------------------------------------------
+
+SWEEP_THRESHOLDS = tuple(round(0.70 + 0.02 * i, 2) for i in range(15))  # 0.70 .. 0.98
+
+
+def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
+                     thresholds: Sequence[float] = SWEEP_THRESHOLDS) -> list[dict[str, Any]]:
+    from .metrics import summarize
+
+    rows = []
+    for t in thresholds:
+        s = summarize(replay_all(prepared, config.replace(call_threshold=float(t))))
+        rows.append({"call_threshold": float(t), **{k: s[k] for k in
+                     ("precision", "recall", "f1", "fpr", "hard_fpr", "tp", "fp", "fn", "delay_median")}})
+    return rows
+
+
+def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
+              progress: bool = False, latency_steps: int = 1000, perf_runs: int = 5,
+              sweep: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Accuracy, delay, steps saved, threshold sweep and latency/memory for `detectors` on the
+    labelled trace files `paths`. Returns a JSON-able dict (nan for undefined values)."""
+    import platform
+    import time
+
+    from .. import __version__
+    from . import metrics, perf
+
+    say = log or (lambda msg: print(msg, file=sys.stderr))
+    base = base or Config()
+    started = time.time()
+    datasets = load_datasets(paths)
+    prepared = prepare(datasets, base, progress)
+
+    embedders: dict[str, Callable] = {}
+    skipped: dict[str, str] = {}
+    for name in detectors:
+        backend = DETECTORS[name][1]
+        if backend is None or backend in embedders:
+            continue
+        model_path = base.model_path if backend == base.embedding else None
+        embedder, reason = load_backend(backend, model_path)
+        if embedder is None:
+            skipped[name] = reason or "not available"
+            say(f"semloop bench: skipping {name}: {reason}")
+            continue
+        embedders[backend] = embedder
+        embed_all(prepared, backend, embedder, progress=progress)
+    run = [n for n in detectors if n not in skipped]
+
+    outcomes: dict[str, list[TraceOutcome]] = {}
+    with progress_bar(len(run) * len(prepared), "detectors", progress) as bar:
+        for name in run:
+            cfg = config_for(name, base)
+            rows = []
+            for p in prepared:
+                rows.append(replay(p, cfg))
+                bar.update(1)
+            outcomes[name] = rows
+
+    overall = {n: metrics.summarize(outcomes[n]) for n in run}
+    per_dataset = {d.name: {n: metrics.summarize([o for o in outcomes[n] if o.dataset == d.name]) for n in run}
+                   for d in datasets}
+    per_kind = {n: metrics.by_kind(outcomes[n]) for n in run}
+
+    sweeps = {}
+    if sweep:
+        semantic_runs = [n for n in run if DETECTORS[n][0] == "semantic"]
+        with progress_bar(len(semantic_runs), "threshold sweep", progress) as bar:
+            for n in semantic_runs:
+                sweeps[n] = sweep_thresholds(prepared, config_for(n, base))
+                bar.update(1)
+
+    latency = {}
+    sample = perf.sample_traces(prepared, latency_steps)
+    with progress_bar(len(run), "latency", progress) as bar:
+        for n in run:
+            backend = DETECTORS[n][1]
+            latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedders.get(backend)))
+            bar.update(1)
+    perf.add_ratios(latency)
+    process = perf.process_costs(perf_runs) if perf_runs > 0 else {}
+
+    def describe(d: Dataset) -> dict[str, Any]:
+        rows = [p for p in prepared if p.dataset == d.name]
+        return {"name": d.name, "path": d.path, "traces": len(rows), "loops": sum(p.loop for p in rows),
+                "negatives": sum(not p.loop for p in rows), "hard_negatives": sum(p.hard_negative for p in rows),
+                "hard_negatives_annotated": any(p.negative_kind for p in rows),
+                "steps": sum(len(p.trace.steps) for p in rows)}
+
+    return {
+        "meta": {"semloop": __version__, "python": platform.python_version(), "platform": platform.platform(),
+                 "cpus": os_cpus(), "seconds": round(time.time() - started, 1),
+                 "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "base_config": base.to_dict(),
+                 "latency_sample_steps": sum(len(p.trace.steps) for p in sample)},
+        "datasets": [describe(d) for d in datasets],
+        "detectors": run,
+        "skipped": skipped,
+        "overall": overall,
+        "per_dataset": per_dataset,
+        "per_kind": per_kind,
+        "sweep": sweeps,
+        "latency": latency,
+        "process": process,
+        "definitions": (metrics.__doc__ or "").strip(),
+        "outcomes": {n: [o.to_dict() for o in outcomes[n]] for n in run},
+    }
+
+
+def os_cpus() -> int | None:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count()

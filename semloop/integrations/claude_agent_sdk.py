@@ -1,0 +1,216 @@
+"""semloop for the Claude Agent SDK (`pip install 'semloop[agent-sdk]'`): ready-made hook callbacks.
+
+    from claude_agent_sdk import ClaudeAgentOptions, query
+    from semloop.integrations.claude_agent_sdk import semloop_hooks
+
+    options = ClaudeAgentOptions(hooks=semloop_hooks())
+
+* PreToolUse: a call that continues a loop already warned about to the limit is denied
+  (`permissionDecision: "deny"`, with the reason), so it does not run.
+* PostToolUse / PostToolUseFailure: the call is recorded with its output (structured outputs such
+  as Bash's stdout/stderr are flattened first); on "warn" the hint goes to the model as
+  `additionalContext`; on "stop" the run is halted (`continue_: False` with `stopReason`).
+* UserPromptSubmit: a new user prompt lifts a stop, so the session can go on.
+
+State is in-process: one `LoopGuard` per session (and per subagent, by `agent_id`), least recently
+used dropped past `max_sessions`. Every callback fails open: an internal error returns `{}`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import OrderedDict
+from typing import Any, Mapping
+
+from ..config import Config
+from ..guard import LoopGuard
+from ..verdict import Verdict
+
+__all__ = ["SemloopHooks", "semloop_hooks", "normalize_response"]
+
+log = logging.getLogger("semloop")
+
+INSTALL_HINT = ("semloop's Claude Agent SDK integration needs the `claude-agent-sdk` package: "
+                "pip install 'semloop[agent-sdk]'")
+
+REFUSE_NOTE = "Further tool calls in this session will be refused until the user sends a new message."
+
+# Keys whose values change on every run of the same call (timings): dropped before recording, so an
+# unchanged result is seen as unchanged.
+_VOLATILE = {"durationMs", "duration_ms", "durationSeconds", "duration_seconds", "elapsed", "elapsedMs",
+             "timestamp", "startTime", "endTime"}
+
+
+def normalize_response(tool_response: Any) -> Any:
+    """A tool's `tool_response` as the text (or plain value) worth comparing.
+
+    Bash-like `{"stdout", "stderr", ...}` → stdout and stderr; Read's `{"file": {"content"}}` →
+    the content; MCP-style `{"content": [blocks]}` or a list of blocks → their text; other dicts
+    lose their timing keys. Strings and other values are returned unchanged.
+    """
+    if isinstance(tool_response, list):
+        return _blocks_text(tool_response)
+    if not isinstance(tool_response, Mapping):
+        return tool_response
+    if "stdout" in tool_response or "stderr" in tool_response:
+        parts = [str(tool_response.get(k) or "") for k in ("stdout", "stderr")]
+        text = "\n".join(p for p in parts if p)
+        return text + ("\n[interrupted]" if tool_response.get("interrupted") else "")
+    file = tool_response.get("file")
+    if isinstance(file, Mapping) and isinstance(file.get("content"), str):
+        return file["content"]
+    content = tool_response.get("content")
+    if isinstance(content, list):
+        return _blocks_text(content)
+    return {k: v for k, v in tool_response.items() if k not in _VOLATILE}
+
+
+def _blocks_text(blocks: list[Any]) -> Any:
+    if not all(isinstance(b, Mapping) and "type" in b for b in blocks):
+        return blocks
+    parts = []
+    for block in blocks:
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        else:
+            parts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
+    return "\n".join(parts)
+
+
+class SemloopHooks:
+    """Hook callbacks with one `LoopGuard` per session / subagent.
+
+    `config` (and keyword overrides) configure every guard. `halt_on_stop=False` does not halt the
+    run on a stop: the model gets the explanation as context and every further tool call is denied,
+    so it can still write its answer to the user. `reset_on_prompt` lifts a stop when the user sends
+    a new prompt (`ClaudeSDKClient` sessions).
+    """
+
+    def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_prompt: bool = True,
+                 max_sessions: int = 64, **overrides: Any) -> None:
+        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+        self.halt_on_stop = halt_on_stop
+        self.reset_on_prompt = reset_on_prompt
+        self.max_sessions = max_sessions
+        self.guards: OrderedDict[tuple[str, str | None], LoopGuard] = OrderedDict()
+        self.verdicts: list[tuple[str, Verdict]] = []  # (session key, verdict) of the last 256 warn/stop
+        self._embedder: Any = None
+
+    # -- guards ---------------------------------------------------------------------------------
+
+    def guard_for(self, session_id: str, agent_id: str | None = None) -> LoopGuard:
+        """The guard of one session (main thread: `agent_id=None`) or one of its subagents."""
+        key = (str(session_id), agent_id)
+        guard = self.guards.get(key)
+        if guard is None:
+            guard = self.guards[key] = LoopGuard(self.config, embedder=self._embedder)
+            while len(self.guards) > self.max_sessions:
+                self.guards.popitem(last=False)
+        else:
+            self.guards.move_to_end(key)
+        return guard
+
+    def _guard(self, input_data: Mapping[str, Any]) -> LoopGuard:
+        guard = self.guard_for(input_data.get("session_id", ""), input_data.get("agent_id") or None)
+        if self._embedder is None and guard.embedder is not None:
+            self._embedder = guard.embedder  # loaded once, shared by the later guards
+        return guard
+
+    def _note(self, input_data: Mapping[str, Any], verdict: Verdict) -> None:
+        if verdict.action != "allow":
+            self.verdicts.append((str(input_data.get("session_id", "")), verdict))
+            del self.verdicts[:-256]
+
+    # -- callbacks: async (input_data, tool_use_id, context) -> dict --------------------------------
+
+    async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        try:
+            guard = self._guard(input_data)
+            verdict = guard.check(input_data["tool_name"], input_data.get("tool_input"))
+            if verdict.action != "stop":
+                return {}
+            self._note(input_data, verdict)
+            reason = verdict.message or "semloop blocked this call."
+            if guard.stopped and not self.halt_on_stop:
+                reason = f"{reason} {REFUSE_NOTE}"
+            out: dict[str, Any] = {"hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+            if guard.stopped and self.halt_on_stop:  # the run was stopped and yet goes on: halt it again
+                out.update({"continue_": False, "stopReason": reason})
+            return out
+        except Exception as exc:
+            return self._failed(exc)
+
+    async def post_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        try:
+            output = normalize_response(input_data.get("tool_response"))
+            return self._after(input_data, "PostToolUse", output, is_error=False)
+        except Exception as exc:
+            return self._failed(exc)
+
+    async def post_tool_use_failure(self, input_data: Any, tool_use_id: str | None,
+                                    context: Any) -> dict[str, Any]:
+        try:
+            if input_data.get("is_interrupt"):  # the user interrupted: not the agent's loop
+                return {}
+            return self._after(input_data, "PostToolUseFailure", input_data.get("error", ""), is_error=True)
+        except Exception as exc:
+            return self._failed(exc)
+
+    async def user_prompt_submit(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        try:
+            if self.reset_on_prompt:
+                for (session, _agent), guard in list(self.guards.items()):
+                    if session == str(input_data.get("session_id", "")) and guard.stopped:
+                        guard.reset()
+            return {}
+        except Exception as exc:
+            return self._failed(exc)
+
+    def _after(self, input_data: Mapping[str, Any], event: str, output: Any, is_error: bool) -> dict[str, Any]:
+        guard = self._guard(input_data)
+        verdict = guard.record(input_data["tool_name"], input_data.get("tool_input"), output, is_error=is_error)
+        self._note(input_data, verdict)
+        if verdict.action == "allow" or not verdict.message:
+            return {}
+        if verdict.action == "warn":
+            return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": verdict.message}}
+        if self.halt_on_stop:
+            return {"continue_": False, "stopReason": verdict.message,
+                    "hookSpecificOutput": {"hookEventName": event, "additionalContext": verdict.message}}
+        return {"hookSpecificOutput": {"hookEventName": event,
+                                       "additionalContext": f"{verdict.message} {REFUSE_NOTE}"}}
+
+    def _failed(self, exc: Exception) -> dict[str, Any]:
+        if not self.config.fail_open:
+            raise exc
+        log.warning("semloop: hook error, allowing the call: %r", exc)
+        return {}
+
+    # -- the options mapping ---------------------------------------------------------------------
+
+    def hooks(self, matcher: str | None = None) -> dict[str, list[Any]]:
+        """The `ClaudeAgentOptions(hooks=...)` mapping. `matcher` limits the tools watched
+        (e.g. "Bash|Read|Grep"); None watches every tool."""
+        try:
+            from claude_agent_sdk import HookMatcher
+        except ImportError as exc:  # pragma: no cover - exercised only without the extra
+            raise ImportError(INSTALL_HINT) from exc
+        mapping: dict[str, list[Any]] = {
+            "PreToolUse": [HookMatcher(matcher=matcher, hooks=[self.pre_tool_use])],
+            "PostToolUse": [HookMatcher(matcher=matcher, hooks=[self.post_tool_use])],
+            "PostToolUseFailure": [HookMatcher(matcher=matcher, hooks=[self.post_tool_use_failure])],
+        }
+        if self.reset_on_prompt:
+            mapping["UserPromptSubmit"] = [HookMatcher(hooks=[self.user_prompt_submit])]
+        return mapping
+
+
+def semloop_hooks(config: Config | None = None, *, matcher: str | None = None, **options: Any) -> dict[str, list[Any]]:
+    """`ClaudeAgentOptions(hooks=semloop_hooks())`: the hooks mapping of a new `SemloopHooks`.
+
+    `options` are `SemloopHooks` options and `Config` overrides (e.g. `max_warnings=3`). To merge
+    with hooks of your own, or to inspect the guards, build a `SemloopHooks` and call `.hooks()`.
+    """
+    return SemloopHooks(config, **options).hooks(matcher)
