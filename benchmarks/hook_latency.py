@@ -3,7 +3,8 @@
     python benchmarks/hook_latency.py [--runs 30] [--embedding static] [--command "semloop"]
 
 Runs each event `--runs` times as a fresh subprocess against a temporary state database and
-prints p50 / p90 / max wall-clock milliseconds. PostToolUse calls use a different Bash command
+prints p50 / p90 / max wall-clock milliseconds, plus the p50 CPU time (user + system) of the child,
+which a busy machine inflates less. Cases are interleaved run by run. PostToolUse calls use a different Bash command
 each run (so the embedding is computed, never a cache hit) on a session that already holds steps;
 a `python -c pass` baseline shows the interpreter's own start-up cost.
 """
@@ -19,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import resource
 import time
 from pathlib import Path
 
@@ -39,22 +41,27 @@ def _event(name: str, i: int) -> dict:
     return event
 
 
-def _time(argv: list[str], payload: bytes | None, env: dict) -> float:
+def _time(argv: list[str], payload: bytes | None, env: dict) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one child process; CPU time is less sensitive to a busy machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     elapsed = (time.perf_counter() - start) * 1000.0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
     if proc.returncode != 0 or (payload is not None and not proc.stdout.strip().startswith(b"{")):
         raise SystemExit(f"hook failed: rc={proc.returncode} out={proc.stdout[:200]!r} err={proc.stderr[:300]!r}")
-    return elapsed
+    return elapsed, cpu
 
 
-def _summary(name: str, times: list[float]) -> dict:
-    times = sorted(times)
-    p90 = times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
-    row = {"case": name, "runs": len(times), "p50_ms": round(statistics.median(times), 1),
-           "p90_ms": round(p90, 1), "max_ms": round(times[-1], 1)}
-    print(f"{name:<28} p50 {row['p50_ms']:7.1f} ms   p90 {row['p90_ms']:7.1f} ms   max {row['max_ms']:7.1f} ms"
-          f"   (n={len(times)})")
+def _summary(name: str, samples: list[tuple[float, float]]) -> dict:
+    wall = sorted(w for w, _ in samples)
+    cpu = sorted(c for _, c in samples)
+    p90 = wall[min(len(wall) - 1, int(round(0.9 * (len(wall) - 1))))]
+    row = {"case": name, "runs": len(wall), "p50_ms": round(statistics.median(wall), 1), "p90_ms": round(p90, 1),
+           "max_ms": round(wall[-1], 1), "cpu_p50_ms": round(statistics.median(cpu), 1)}
+    print(f"{name:<22} wall p50 {row['p50_ms']:7.1f} ms  p90 {row['p90_ms']:7.1f}  max {row['max_ms']:7.1f}"
+          f"   cpu p50 {row['cpu_p50_ms']:7.1f} ms   (n={len(wall)})")
     return row
 
 
@@ -78,10 +85,14 @@ def main() -> int:
         for i in range(3):
             _time(argv, json.dumps(_event("PostToolUse", 10_000 + i)).encode(), env)
 
-        rows = [_summary("python -c pass", [_time([sys.executable, "-c", "pass"], None, env) for _ in range(args.runs)])]
-        for name in ("PreToolUse", "PostToolUse"):
-            times = [_time(argv, json.dumps(_event(name, i)).encode(), env) for i in range(args.runs)]
-            rows.append(_summary(f"hook {name}", times))
+        cases = {"python -c pass": ([sys.executable, "-c", "pass"], None),
+                 "hook PreToolUse": (argv, "PreToolUse"), "hook PostToolUse": (argv, "PostToolUse")}
+        samples: dict[str, list] = {name: [] for name in cases}
+        for i in range(args.runs):  # interleaved, so a busy moment hits every case alike
+            for name, (cmd, event) in cases.items():
+                payload = json.dumps(_event(event, i)).encode() if event else None
+                samples[name].append(_time(cmd, payload, env))
+        rows = [_summary(name, times) for name, times in samples.items()]
         if args.json:
             print(json.dumps(rows))
     finally:

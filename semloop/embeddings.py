@@ -126,7 +126,7 @@ class HashingEmbedder:
 class CachedEmbedder:
     """Memoizes an embedder by text (bounded LRU), so repeated texts cost a dict lookup."""
 
-    def __init__(self, embed: Embedder, max_entries: int = 4096):
+    def __init__(self, embed: Embedder, max_entries: int = 1024):
         self.embed = embed
         self.max_entries = max_entries
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()

@@ -20,7 +20,7 @@ from claude_agent_sdk.types import (  # noqa: E402
 )
 
 from semloop import Config  # noqa: E402
-from semloop.integrations.claude_agent_sdk import SemloopHooks, normalize_response, semloop_hooks  # noqa: E402
+from semloop.integrations.claude_agent_sdk import SemloopHooks, semloop_hooks  # noqa: E402
 
 SESSION = "0b6b5a4e-6d1c-4b8e-9a53-2f3c1d7e9a10"
 CTX = HookContext(signal=None)
@@ -134,6 +134,9 @@ def test_new_user_prompt_lifts_a_stop():
     assert asyncio.run(hooks.user_prompt_submit(prompt, None, CTX)) == {}
     assert not hooks.guard_for(SESSION).stopped
     assert step(hooks, "Bash", {"command": "cmake -S . -B build"}, bash("-- Configuring done"), 50) == ({}, {})
+    # the loop memory is kept: going back to the same loop is flagged at once
+    _, again = step(hooks, "Bash", cmd, out, 51)
+    assert again["hookSpecificOutput"]["additionalContext"].startswith("[semloop]")
 
 
 async def _run_until_stopped(hooks: SemloopHooks, cmd: dict, out: Any) -> None:
@@ -202,15 +205,14 @@ def test_sessions_and_subagents_get_their_own_guards():
     assert len(hooks.guards) == 3 and (SESSION, "agent-b2") not in hooks.guards
 
 
-def test_structured_tool_responses_are_normalized():
-    assert normalize_response(bash("3 passed", "warning: slow")) == "3 passed\nwarning: slow"
-    assert normalize_response({"stdout": "", "stderr": "", "interrupted": True}) == "\n[interrupted]"
-    assert normalize_response({"type": "text", "file": {"filePath": "/a", "content": "x = 1\n"}}) == "x = 1\n"
-    assert normalize_response([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]) == "a\nb"
-    assert normalize_response({"content": [{"type": "text", "text": "42 rows"}], "isError": False}) == "42 rows"
-    assert normalize_response({"mode": "files_with_matches", "filenames": ["a.py"], "numFiles": 1, "durationMs": 7}) \
-        == {"mode": "files_with_matches", "filenames": ["a.py"], "numFiles": 1}
-    assert normalize_response("plain") == "plain" and normalize_response(None) is None
+def test_bash_retries_with_reworded_descriptions_are_the_same_call():
+    hooks = SemloopHooks()
+    out = bash("", "error: externally-managed-environment")
+    descriptions = ["Install requests", "Install the requests package", "Try installing requests again"]
+    outputs = [step(hooks, "Bash", {"command": "pip install requests", "description": d}, out, n)[1]
+               for n, d in enumerate(descriptions)]
+    assert outputs[2]["hookSpecificOutput"]["additionalContext"].startswith("[semloop]")
+    assert hooks.verdicts[0][1].signals[0].kind == "exact"
 
 
 def test_timing_fields_do_not_hide_an_unchanged_result():

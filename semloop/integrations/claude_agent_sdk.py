@@ -7,10 +7,12 @@
 
 * PreToolUse: a call that continues a loop already warned about to the limit is denied
   (`permissionDecision: "deny"`, with the reason), so it does not run.
-* PostToolUse / PostToolUseFailure: the call is recorded with its output (structured outputs such
-  as Bash's stdout/stderr are flattened first); on "warn" the hint goes to the model as
-  `additionalContext`; on "stop" the run is halted (`continue_: False` with `stopReason`).
-* UserPromptSubmit: a new user prompt lifts a stop, so the session can go on.
+* PostToolUse / PostToolUseFailure: the call is recorded with its output, normalized as the
+  Claude Code hook does it (Bash → stdout + stderr, timings dropped, Bash's free-text
+  `description` ignored); on "warn" the hint goes to the model as `additionalContext`; on "stop"
+  the run is halted (`continue_: False` with `stopReason`, the message also as context).
+* UserPromptSubmit: a new user prompt after a stop lifts the stop and the warning count (the
+  human decided); the loop memory is kept, so the same loop again is flagged at once.
 
 State is in-process: one `LoopGuard` per session (and per subagent, by `agent_id`), least recently
 used dropped past `max_sessions`. Every callback fails open: an internal error returns `{}`.
@@ -18,7 +20,6 @@ used dropped past `max_sessions`. Every callback fails open: an internal error r
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import OrderedDict
 from typing import Any, Mapping
@@ -26,8 +27,9 @@ from typing import Any, Mapping
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import Verdict
+from .claude_code import normalize_input, normalize_response
 
-__all__ = ["SemloopHooks", "semloop_hooks", "normalize_response"]
+__all__ = ["SemloopHooks", "semloop_hooks"]
 
 log = logging.getLogger("semloop")
 
@@ -36,55 +38,13 @@ INSTALL_HINT = ("semloop's Claude Agent SDK integration needs the `claude-agent-
 
 REFUSE_NOTE = "Further tool calls in this session will be refused until the user sends a new message."
 
-# Keys whose values change on every run of the same call (timings): dropped before recording, so an
-# unchanged result is seen as unchanged.
-_VOLATILE = {"durationMs", "duration_ms", "durationSeconds", "duration_seconds", "elapsed", "elapsedMs",
-             "timestamp", "startTime", "endTime"}
-
-
-def normalize_response(tool_response: Any) -> Any:
-    """A tool's `tool_response` as the text (or plain value) worth comparing.
-
-    Bash-like `{"stdout", "stderr", ...}` → stdout and stderr; Read's `{"file": {"content"}}` →
-    the content; MCP-style `{"content": [blocks]}` or a list of blocks → their text; other dicts
-    lose their timing keys. Strings and other values are returned unchanged.
-    """
-    if isinstance(tool_response, list):
-        return _blocks_text(tool_response)
-    if not isinstance(tool_response, Mapping):
-        return tool_response
-    if "stdout" in tool_response or "stderr" in tool_response:
-        parts = [str(tool_response.get(k) or "") for k in ("stdout", "stderr")]
-        text = "\n".join(p for p in parts if p)
-        return text + ("\n[interrupted]" if tool_response.get("interrupted") else "")
-    file = tool_response.get("file")
-    if isinstance(file, Mapping) and isinstance(file.get("content"), str):
-        return file["content"]
-    content = tool_response.get("content")
-    if isinstance(content, list):
-        return _blocks_text(content)
-    return {k: v for k, v in tool_response.items() if k not in _VOLATILE}
-
-
-def _blocks_text(blocks: list[Any]) -> Any:
-    if not all(isinstance(b, Mapping) and "type" in b for b in blocks):
-        return blocks
-    parts = []
-    for block in blocks:
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        else:
-            parts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
-    return "\n".join(parts)
-
-
 class SemloopHooks:
     """Hook callbacks with one `LoopGuard` per session / subagent.
 
     `config` (and keyword overrides) configure every guard. `halt_on_stop=False` does not halt the
     run on a stop: the model gets the explanation as context and every further tool call is denied,
-    so it can still write its answer to the user. `reset_on_prompt` lifts a stop when the user sends
-    a new prompt (`ClaudeSDKClient` sessions).
+    so it can still write its answer to the user. `reset_on_prompt` lifts a stop (and the warning
+    count) when the user sends a new prompt (`ClaudeSDKClient` sessions); the loop memory is kept.
     """
 
     def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_prompt: bool = True,
@@ -127,7 +87,8 @@ class SemloopHooks:
     async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         try:
             guard = self._guard(input_data)
-            verdict = guard.check(input_data["tool_name"], input_data.get("tool_input"))
+            tool = str(input_data["tool_name"])
+            verdict = guard.check(tool, normalize_input(tool, input_data.get("tool_input")))
             if verdict.action != "stop":
                 return {}
             self._note(input_data, verdict)
@@ -144,7 +105,7 @@ class SemloopHooks:
 
     async def post_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         try:
-            output = normalize_response(input_data.get("tool_response"))
+            output = normalize_response(str(input_data["tool_name"]), input_data.get("tool_response"))
             return self._after(input_data, "PostToolUse", output, is_error=False)
         except Exception as exc:
             return self._failed(exc)
@@ -154,7 +115,10 @@ class SemloopHooks:
         try:
             if input_data.get("is_interrupt"):  # the user interrupted: not the agent's loop
                 return {}
-            return self._after(input_data, "PostToolUseFailure", input_data.get("error", ""), is_error=True)
+            error = str(input_data.get("error") or "tool call failed")
+            if "semloop blocked this" in error:  # our own PreToolUse denial, already counted
+                return {}
+            return self._after(input_data, "PostToolUseFailure", error, is_error=True)
         except Exception as exc:
             return self._failed(exc)
 
@@ -162,15 +126,18 @@ class SemloopHooks:
         try:
             if self.reset_on_prompt:
                 for (session, _agent), guard in list(self.guards.items()):
-                    if session == str(input_data.get("session_id", "")) and guard.stopped:
-                        guard.reset()
+                    if session == str(input_data.get("session_id", "")):
+                        guard.state.stopped = False
+                        guard.state.warnings = 0
+                        guard.state.clean_streak = 0
             return {}
         except Exception as exc:
             return self._failed(exc)
 
     def _after(self, input_data: Mapping[str, Any], event: str, output: Any, is_error: bool) -> dict[str, Any]:
         guard = self._guard(input_data)
-        verdict = guard.record(input_data["tool_name"], input_data.get("tool_input"), output, is_error=is_error)
+        tool = str(input_data["tool_name"])
+        verdict = guard.record(tool, normalize_input(tool, input_data.get("tool_input")), output, is_error=is_error)
         self._note(input_data, verdict)
         if verdict.action == "allow" or not verdict.message:
             return {}

@@ -183,6 +183,8 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
         if event.get("is_interrupt"):  # the user pressed Esc: not the agent repeating itself
             return {}
         output, is_error = str(event.get("error") or "tool call failed"), True
+        if "semloop blocked this" in output:  # our own PreToolUse denial, already counted
+            return {}
     else:
         output, is_error = normalize_response(tool, event.get("tool_response")), False
 

@@ -1,0 +1,130 @@
+"""`semloop bench` and `semloop calibrate` subcommands (registered by `semloop.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..config import EMBEDDINGS, Config
+from ..traces import FORMATS
+
+
+def add_cli(subparsers) -> None:
+    from .runner import DETECTORS
+
+    p = subparsers.add_parser(
+        "bench", help="benchmark detectors on labelled traces",
+        description="Precision/recall/FPR, detection delay, steps saved, a call-threshold sweep and "
+                    "latency/memory for each detector, written as results.md, results.json and PNG plots.")
+    p.add_argument("data", nargs="+", metavar="DATA", help="labelled JSONL trace file(s)")
+    p.add_argument("--detectors", default="all",
+                   help=f"comma-separated subset of: {','.join(DETECTORS)} (default: all)")
+    p.add_argument("--out", default="benchmarks/results", metavar="DIR", help="output directory")
+    p.add_argument("--config", metavar="PATH", help="base JSON/TOML config (thresholds etc.) for every detector")
+    p.add_argument("--latency-steps", type=int, default=1000, metavar="N",
+                   help="steps timed per detector for the latency table (default 1000)")
+    p.add_argument("--perf-runs", type=int, default=5, metavar="N",
+                   help="fresh-process runs for import/first-verdict timing; 0 skips them (default 5)")
+    p.add_argument("--no-sweep", action="store_true", help="skip the call-threshold sweep")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.set_defaults(func=cmd_bench)
+
+    p = subparsers.add_parser(
+        "calibrate", help="tune semantic thresholds on your labelled traces",
+        description="Sweep call_threshold x result_threshold (then min_repeats x cluster_stale_limit) and "
+                    "print the config with the best recall whose false-positive rate is <= --target-fpr.")
+    p.add_argument("data", nargs="+", metavar="DATA", help="labelled trace file(s), any format `semloop scan` reads")
+    p.add_argument("--target-fpr", type=float, default=0.02, help="maximum false-positive rate (default 0.02)")
+    p.add_argument("--out", default=".", metavar="DIR",
+                   help="where calibration.png and calibration.json go (default: current directory)")
+    p.add_argument("--write", metavar="PATH", help="also write the config snippet to this JSON file")
+    p.add_argument("--per-tool", action="store_true", help="also suggest per-tool call_threshold overrides")
+    p.add_argument("--min-tool-loops", type=int, default=3, metavar="N",
+                   help="--per-tool: labelled loops a tool needs before it gets an override (default 3)")
+    p.add_argument("--config", metavar="PATH", help="base JSON/TOML config to start from")
+    p.add_argument("--embedding", choices=EMBEDDINGS, help="embedding backend (default: static)")
+    p.add_argument("--format", choices=FORMATS, default="auto")
+    p.add_argument("--no-plot", action="store_true", help="skip calibration.png")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def _base_config(args: argparse.Namespace) -> Config:
+    base = Config.from_file(args.config) if args.config else Config()
+    if getattr(args, "embedding", None):
+        base = base.replace(embedding=args.embedding)
+    return base
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return not args.no_progress and sys.stderr.isatty()
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .report import write_results
+    from .runner import parse_detectors, run_bench
+
+    detectors = parse_detectors(args.detectors)
+    results = run_bench(args.data, detectors, _base_config(args), progress=_progress(args),
+                        latency_steps=args.latency_steps, perf_runs=args.perf_runs, sweep=not args.no_sweep)
+    written = write_results(results, args.out, plots=not args.no_plots)
+    print(_bench_summary(results))
+    print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _bench_summary(results) -> str:
+    from .report import fmt, pct
+
+    lines = [f"{'detector':18} {'prec':>6} {'recall':>6} {'F1':>6} {'FPR':>7} {'delay':>6} {'p50 ms':>8}"]
+    for det, s in results["overall"].items():
+        lat = results["latency"].get(det, {})
+        lines.append(f"{det:18} {fmt(s['precision']):>6} {fmt(s['recall']):>6} {fmt(s['f1']):>6} "
+                     f"{pct(s['fpr']):>7} {fmt(s['delay_median'], 1):>6} {fmt(lat.get('p50_ms'), 3):>8}")
+    for det, why in results["skipped"].items():
+        lines.append(f"{det:18} skipped: {why}")
+    return "\n".join(lines)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .calibrate import plot_curve, run_calibrate
+    from .metrics import jsonable
+    from .report import fmt, pct
+
+    if args.min_tool_loops < 1:
+        raise ValueError("--min-tool-loops must be >= 1")
+    result = run_calibrate(args.data, _base_config(args), args.target_fpr, args.per_tool, args.min_tool_loops,
+                           args.format, _progress(args))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = []
+    dump = {k: v for k, v in result.items() if k != "config"}
+    (out / "calibration.json").write_text(json.dumps(jsonable(dump), indent=2, allow_nan=False) + "\n")
+    saved.append(out / "calibration.json")
+    if not args.no_plot:
+        try:
+            saved.append(plot_curve(result, out / "calibration.png"))
+        except ImportError as exc:
+            print(f"semloop calibrate: no plot: {exc}", file=sys.stderr)
+
+    c, d = result["chosen"], result["default"]
+    err = sys.stderr
+    print(f"semloop calibrate: {result['traces']} traces, target FPR <= {args.target_fpr:g}", file=err)
+    print(f"  defaults: recall {fmt(d['recall'])}, precision {fmt(d['precision'])}, FPR {pct(d['fpr'])}", file=err)
+    print(f"  chosen:   recall {fmt(c['recall'])}, precision {fmt(c['precision'])}, FPR {pct(c['fpr'])} "
+          f"({c['fp']} of {c['negatives']} clean traces flagged)", file=err)
+    for note in result["notes"]:
+        print(f"  note: {note}", file=err)
+    print(f"  saved {', '.join(str(p) for p in saved)}", file=err)
+    text = json.dumps(result["snippet"], indent=2)
+    if args.write:
+        Path(args.write).write_text(text + "\n", encoding="utf-8")
+        print(f"  config written to {args.write} (use it with --config)", file=err)
+    print(text)
+    if not result["feasible"]:
+        print(f"semloop calibrate: no setting meets --target-fpr {args.target_fpr:g}", file=err)
+        return 1
+    return 0

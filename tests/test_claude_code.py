@@ -1,0 +1,398 @@
+"""Claude Code hooks, end to end: real hook payloads piped into the installed `semloop` command
+(new process per event, as Claude Code runs it), state in a SQLite file under tmp_path."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from semloop.integrations import claude_code as cc
+from semloop.integrations.store import SessionStore
+
+
+def _semloop() -> list[str]:
+    script = Path(sys.executable).parent / "semloop"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("semloop")
+    return [found] if found else [sys.executable, "-m", "semloop"]
+
+
+SEMLOOP = _semloop()
+
+
+def run(args: list[str], stdin: str | bytes = b"", env: dict | None = None) -> subprocess.CompletedProcess:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run(SEMLOOP + args, input=data, capture_output=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def hook(db: Path, event: dict | str, *extra: str) -> tuple[dict, subprocess.CompletedProcess]:
+    payload = event if isinstance(event, str) else json.dumps(event)
+    proc = run(["hook", "claude-code", "--db", str(db), *extra], payload)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().strip().splitlines()
+    assert len(lines) == 1, proc.stdout  # exactly one JSON object on stdout
+    return json.loads(lines[0]), proc
+
+
+def bash_event(name: str, command: str, stdout: str = "", stderr: str = "", session: str = "sess-1",
+               **more) -> dict:
+    event = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default",
+             "hook_event_name": name, "tool_name": "Bash",
+             "tool_input": {"command": command, "description": "Run the script"}, "tool_use_id": "toolu_01"}
+    if name == "PostToolUse":
+        event["tool_response"] = {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False}
+    event.update(more)
+    return event
+
+
+def stored(db: Path, key: str):
+    store = cc._store(str(db))
+    try:
+        return store.load(key)
+    finally:
+        store.close()
+
+
+# -- the hook ---------------------------------------------------------------------------------
+
+
+def test_repeated_bash_goes_allow_warn_then_pretooluse_deny(tmp_path):
+    db = tmp_path / "state.sqlite3"
+    cmd, out = "python run_migrations.py", "Traceback (most recent call last):\nKeyError: 'DATABASE_URL'"
+    seen = []
+    for attempt in range(6):
+        pre, _ = hook(db, bash_event("PreToolUse", cmd))
+        if pre:  # denied before running
+            seen.append("deny")
+            decision = pre["hookSpecificOutput"]
+            assert decision["hookEventName"] == "PreToolUse"
+            assert decision["permissionDecision"] == "deny"
+            assert "semloop blocked this Bash call" in decision["permissionDecisionReason"]
+            break
+        post, _ = hook(db, bash_event("PostToolUse", cmd, stderr=out, description=f"attempt {attempt}"))
+        if post:
+            assert post["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+            assert post["hookSpecificOutput"]["additionalContext"].startswith("[semloop] This Bash call repeats")
+            seen.append("warn")
+        else:
+            seen.append("allow")
+    assert seen == ["allow", "allow", "warn", "warn", "deny"]
+    state = stored(db, "sess-1")
+    assert state.steps_seen == 4 and state.warnings == 2 and not state.stopped
+
+
+def test_posttooluse_stop_ends_the_turn_and_user_prompt_lifts_it(tmp_path):
+    db = tmp_path / "state.sqlite3"
+    cmd = "curl -s http://localhost:8080/health"
+    outs = []
+    for _ in range(5):  # PostToolUse only (e.g. PreToolUse not installed): escalates to stop
+        out, _ = hook(db, bash_event("PostToolUse", cmd, stdout="curl: (7) Failed to connect: Connection refused"))
+        outs.append(out)
+    assert outs[:2] == [{}, {}]
+    assert "additionalContext" in outs[2]["hookSpecificOutput"] and "continue" not in outs[2]
+    stop = outs[4]
+    assert stop["continue"] is False
+    assert stop["stopReason"].startswith("semloop stopped this run")
+    assert stop["hookSpecificOutput"]["additionalContext"] == stop["stopReason"]
+    assert stored(db, "sess-1").stopped
+    # once stopped, any tool call is denied up front ...
+    pre, _ = hook(db, bash_event("PreToolUse", "ls"))
+    assert pre["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # ... until the user writes a new prompt: the stop is lifted, the loop memory kept
+    prompt = {"session_id": "sess-1", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit", "prompt": "try port 9090"}
+    assert hook(db, prompt)[0] == {}
+    state = stored(db, "sess-1")
+    assert not state.stopped and state.warnings == 0 and state.steps_seen == 5
+    assert hook(db, bash_event("PreToolUse", "ls"))[0] == {}
+    assert hook(db, bash_event("PreToolUse", cmd))[0] == {}
+    again, _ = hook(db, bash_event("PostToolUse", cmd, stdout="curl: (7) Failed to connect: Connection refused"))
+    assert "additionalContext" in again["hookSpecificOutput"]  # the same loop is flagged at once
+
+
+def test_parallel_posttooluse_processes_lose_no_step(tmp_path):
+    db = tmp_path / "state.sqlite3"
+    n = 10
+    events = [json.dumps(bash_event("PostToolUse", f"wc -l data/part-{i}.csv", stdout=f"{i * 37} data/part-{i}.csv",
+                                    session="par")) for i in range(n)]
+    procs = [subprocess.Popen(SEMLOOP + ["hook", "claude-code", "--db", str(db)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(n)]
+    with ThreadPoolExecutor(n) as pool:  # feed all stdins at once so the processes really overlap
+        results = list(pool.map(lambda pe: pe[0].communicate(pe[1].encode(), timeout=120), zip(procs, events)))
+    for proc, (out, err) in zip(procs, results):
+        assert proc.returncode == 0
+        assert json.loads(out) == {}, err  # distinct calls: all allowed, none failed open
+        assert b"hook error" not in err
+    state = stored(db, "par")
+    assert state.steps_seen == n
+    assert sum(state.tool_counts.values()) == n
+
+
+def test_subagents_have_their_own_state(tmp_path):
+    db = tmp_path / "state.sqlite3"
+    hook(db, bash_event("PostToolUse", "ls", stdout="a"))
+    hook(db, bash_event("PostToolUse", "ls", stdout="a", agent_id="agent-7", agent_type="Explore"))
+    hook(db, bash_event("PostToolUse", "ls", stdout="a", agent_id="agent-7", agent_type="Explore"))
+    assert stored(db, "sess-1").steps_seen == 1
+    assert stored(db, "sess-1/agent-7").steps_seen == 2
+
+
+def test_posttoolusefailure_is_recorded_as_error(tmp_path):
+    db = tmp_path / "state.sqlite3"
+    event = {"session_id": "fail", "cwd": "/tmp", "hook_event_name": "PostToolUseFailure", "tool_name": "Edit",
+             "tool_input": {"file_path": "/src/app.py", "old_string": "foo(", "new_string": "bar("},
+             "tool_use_id": "toolu_9", "error": "String to replace not found in file.", "is_interrupt": False}
+    outs = [hook(db, event)[0] for _ in range(3)]
+    assert outs[:2] == [{}, {}]
+    assert outs[2]["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
+    assert "additionalContext" in outs[2]["hookSpecificOutput"]
+    state = stored(db, "fail")
+    assert state.steps_seen == 3 and all(step.is_error for step in state.window)
+    # an interrupt (the user pressed Esc) is not the agent repeating itself
+    assert hook(db, {**event, "is_interrupt": True})[0] == {}
+    assert stored(db, "fail").steps_seen == 3
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"hook_event_name": "PostToolUse"}',
+                                   '{"session_id": "x", "hook_event_name": "PostToolUse", "tool_input": '])
+def test_bad_stdin_fails_open(tmp_path, stdin):
+    out, proc = hook(tmp_path / "state.sqlite3", stdin)
+    assert out == {}
+    assert proc.stderr.decode().count("\n") == 1 and "semloop: hook error" in proc.stderr.decode()
+
+
+def test_unusable_db_and_config_fail_open(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out, proc = hook(blocker / "sub" / "state.sqlite3", bash_event("PostToolUse", "ls", stdout="a"))
+    assert out == {} and "hook error" in proc.stderr.decode()
+    bad_config = tmp_path / "bad.json"
+    bad_config.write_text('{"call_threshhold": 0.5}')
+    out, proc = hook(tmp_path / "db.sqlite3", bash_event("PostToolUse", "ls", stdout="a"), "--config", str(bad_config))
+    assert out == {} and "call_threshhold" in proc.stderr.decode()
+
+
+def test_locked_db_fails_open_after_the_busy_timeout(tmp_path):
+    db = tmp_path / "state.sqlite3"
+    hook(db, bash_event("PostToolUse", "ls", stdout="a"))
+    store = SessionStore(db, version="x", timeout=1)
+    with store.transaction("someone-else"):  # holds the write lock
+        start = time.monotonic()
+        proc = run(["hook", "claude-code", "--db", str(db)], json.dumps(bash_event("PostToolUse", "ls", stdout="a")),
+                   env={"SEMLOOP_DB_TIMEOUT": "0.5"})
+        elapsed = time.monotonic() - start
+    store.close()
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {}
+    assert "locked" in proc.stderr.decode()
+    assert elapsed < 30
+
+
+def test_config_file_and_db_env(tmp_path):
+    config = tmp_path / "semloop.toml"
+    config.write_text('[semloop]\nmax_warnings = 0\nembedding = "hashing"\n')
+    db = tmp_path / "env.sqlite3"
+    env = {"SEMLOOP_DB": str(db)}
+    outs = []
+    for _ in range(3):
+        proc = run(["hook", "claude-code", "--config", str(config)],
+                   json.dumps(bash_event("PostToolUse", "make test", stdout="FAILED test_x")), env=env)
+        outs.append(json.loads(proc.stdout))
+    assert db.exists()
+    assert outs[2]["continue"] is False  # max_warnings = 0: the first flag stops
+
+
+def test_unrelated_events_are_ignored(tmp_path):
+    out, _ = hook(tmp_path / "db.sqlite3", {"session_id": "s", "hook_event_name": "Notification", "message": "hi"})
+    assert out == {}
+
+
+# -- response normalization -------------------------------------------------------------------
+
+
+def test_normalize_response_shapes():
+    bash = {"stdout": "ok\n", "stderr": "warn: x", "interrupted": False, "isImage": False}
+    assert cc.normalize_response("Bash", bash) == "ok\n\nwarn: x"
+    read = {"type": "text", "file": {"filePath": "/a.py", "content": "print(1)", "numLines": 1, "startLine": 1,
+                                     "totalLines": 1}}
+    assert "content: print(1)" in cc.normalize_response("Read", read)
+    edit1 = {"filePath": "/a.py", "oldString": "a", "newString": "b", "originalFile": "x = a\n" * 1000,
+             "structuredPatch": [{"oldStart": 1, "lines": ["-x = a", "+x = b"]}], "userModified": False}
+    edit2 = {**edit1, "originalFile": "something else"}
+    assert cc.normalize_response("Edit", edit1) == cc.normalize_response("Edit", edit2)  # pre-edit copy dropped
+    assert "originalFile" not in cc.normalize_response("Edit", edit1)
+    glob1 = {"filenames": ["a.py"], "durationMs": 12, "numFiles": 1, "truncated": False}
+    assert cc.normalize_response("Glob", glob1) == cc.normalize_response("Glob", {**glob1, "durationMs": 99})
+    mcp = [{"type": "text", "text": "row 1"}, {"type": "text", "text": "row 2"}]
+    assert cc.normalize_response("mcp__db__query", mcp) == "row 1\nrow 2"
+    image = {"type": "image", "file": {"base64": "A" * 5000, "type": "image/png"}}
+    assert len(cc.normalize_response("Read", image)) < 200
+    assert cc.normalize_response("X", None) == "" and cc.normalize_response("X", "plain") == "plain"
+
+
+def test_bash_description_is_not_part_of_the_call():
+    a = cc.normalize_input("Bash", {"command": "pytest", "description": "Run tests"})
+    b = cc.normalize_input("Bash", {"command": "pytest", "description": "Run the tests again"})
+    assert a == b == {"command": "pytest"}
+    assert cc.normalize_input("Task", {"description": "d", "prompt": "p"}) == {"description": "d", "prompt": "p"}
+
+
+def test_lean_embedder_matches_the_core_static_embedder():
+    import numpy as np
+
+    from semloop.embeddings import StaticEmbedder
+
+    texts = ["Bash: command: cat /tmp/test.txt", "Read: file_path: /src/App.tsx", "WebSearch: query: café naïve",
+             "Grep: pattern: def\\s+main(\\w+)", "中文 mixed 日本語 text", "", "UPPER lower MiXeD 123 !?"]
+    lean = cc.LeanStaticEmbedder()
+    core = StaticEmbedder()
+    assert np.array_equal(lean(texts), core(texts))
+
+
+# -- the state store --------------------------------------------------------------------------
+
+
+def test_store_roundtrip_versions_and_expiry(tmp_path):
+    store = SessionStore(tmp_path / "s.db", version="v1", ttl_days=7)
+    assert store.load("k") is None
+    with store.transaction("k") as txn:
+        assert txn.state is None
+        txn.state = {"n": 1}
+    with store.transaction("k") as txn:
+        txn.state["n"] += 1
+    assert store.load("k") == {"n": 2}
+    with store.transaction("k") as txn:  # discard: nothing saved
+        txn.state["n"] = 99
+        txn.discard()
+    with pytest.raises(RuntimeError):  # an exception rolls back
+        with store.transaction("k") as txn:
+            txn.state["n"] = 100
+            raise RuntimeError
+    assert store.load("k") == {"n": 2}
+    assert SessionStore(tmp_path / "s.db", version="v2").load("k") is None  # other version: absent
+    old = time.time() - 8 * 86400
+    store.connect().execute("UPDATE sessions SET updated = ? WHERE key = 'k'", (old,))
+    assert store.load("k") is None  # expired
+    assert store.prune() == 1 and store.keys() == []
+    assert store.connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert (tmp_path / "s.db").stat().st_mode & 0o077 == 0  # private to the user
+    store.close()
+
+
+def test_store_default_path(monkeypatch, tmp_path):
+    from semloop.integrations import store as store_mod
+
+    monkeypatch.delenv("SEMLOOP_DB", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert store_mod.default_path() == tmp_path / "cache" / "semloop" / "state.sqlite3"
+    monkeypatch.setenv("SEMLOOP_DB", str(tmp_path / "x.db"))
+    assert store_mod.default_path() == tmp_path / "x.db"
+
+
+def test_store_state_is_the_guard_state(tmp_path):
+    from semloop import LoopGuard
+
+    guard = LoopGuard(embedding="hashing")
+    guard.record("bash", {"command": "ls"}, "a")
+    store = SessionStore(tmp_path / "s.db")
+    store.save("g", guard.state)
+    restored = LoopGuard(embedding="hashing")
+    restored.state = store.load("g")
+    assert restored.steps == 1 and pickle.dumps(restored.state)
+
+
+# -- install / uninstall ----------------------------------------------------------------------
+
+EXISTING = {
+    "permissions": {"allow": ["Bash(npm run test:*)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/guard.sh"}]}],
+        "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def test_install_is_idempotent_keeps_other_hooks_and_uninstall_restores(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(EXISTING, indent=2))
+    original = copy.deepcopy(EXISTING)
+
+    proc = run(["install", "claude-code", "--settings", str(settings)])
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "settings.json.bak").exists()
+    assert json.loads((tmp_path / "settings.json.bak").read_text()) == original
+    data = json.loads(settings.read_text())
+    assert data["permissions"] == original["permissions"]
+    assert data["hooks"]["Stop"] == original["hooks"]["Stop"]
+    for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"):
+        ours = [h for g in data["hooks"][event] for h in g["hooks"] if cc.is_semloop_command(h["command"])]
+        assert len(ours) == 1 and ours[0]["type"] == "command"
+        assert ours[0]["command"].endswith("hook claude-code")
+    assert data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]  # theirs first, untouched
+    assert data["hooks"]["PreToolUse"][1]["matcher"] == "*"
+
+    again = run(["install", "claude-code", "--settings", str(settings)])
+    assert again.returncode == 0 and b"already installed" in again.stdout
+    assert json.loads(settings.read_text()) == data  # nothing added
+
+    # the installed command really is a working hook
+    command = data["hooks"]["PostToolUse"][1]["hooks"][0]["command"]
+    out = subprocess.run(command + f" --db {tmp_path / 'h.db'}", shell=True, capture_output=True,
+                         input=json.dumps(bash_event("PostToolUse", "ls", stdout="a")).encode(), timeout=120)
+    assert out.returncode == 0 and json.loads(out.stdout) == {}
+
+    proc = run(["uninstall", "claude-code", "--settings", str(settings)])
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(settings.read_text()) == original
+    assert b"no semloop hooks" in run(["uninstall", "claude-code", "--settings", str(settings)]).stdout
+
+
+def test_install_into_missing_file_and_scopes(tmp_path, monkeypatch):
+    settings = tmp_path / "new" / ".claude" / "settings.local.json"
+    assert run(["install", "claude-code", "--settings", str(settings)]).returncode == 0
+    data = json.loads(settings.read_text())
+    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
+    assert "matcher" not in data["hooks"]["UserPromptSubmit"][0]
+    run(["uninstall", "claude-code", "--settings", str(settings)])
+    assert json.loads(settings.read_text()) == {}
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert cc.settings_path("user") == tmp_path / "home" / ".claude" / "settings.json"
+    assert cc.settings_path("project", tmp_path) == tmp_path / ".claude" / "settings.json"
+    assert cc.settings_path("local", tmp_path) == tmp_path / ".claude" / "settings.local.json"
+    proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--scope", "project"], cwd=tmp_path,
+                          capture_output=True, env={**os.environ})
+    assert proc.returncode == 0 and (tmp_path / ".claude" / "settings.json").exists()
+
+
+def test_install_updates_a_moved_command_in_place_and_refuses_bad_json(tmp_path):
+    settings = tmp_path / "settings.json"
+    stale = {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "/old/venv/bin/semloop hook claude-code"}]}]}}
+    settings.write_text(json.dumps(stale))
+    assert run(["install", "claude-code", "--settings", str(settings)]).returncode == 0
+    groups = json.loads(settings.read_text())["hooks"]["PostToolUse"]
+    assert len(groups) == 1 and groups[0]["hooks"][0]["command"] != "/old/venv/bin/semloop hook claude-code"
+
+    settings.write_text("{not json")
+    proc = run(["install", "claude-code", "--settings", str(settings)])
+    assert proc.returncode != 0 and b"not valid JSON" in proc.stderr
+    assert settings.read_text() == "{not json"
+
+
+def test_python_dash_m_semloop_works(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "semloop", "hook", "claude-code", "--db", str(tmp_path / "d.db")],
+                          input=json.dumps(bash_event("PreToolUse", "ls")).encode(), capture_output=True, timeout=120)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {}

@@ -1,0 +1,158 @@
+import logging
+import pickle
+
+import numpy as np
+import pytest
+
+from semloop import Config, LoopGuard, Verdict
+from semloop.messages import TEMPLATES
+
+LOOP = ("Bash", {"command": "cat /tmp/test.txt"}, "cat: /tmp/test.txt: Permission denied")
+
+
+def test_escalation_warn_then_stop_with_complete_message():
+    guard = LoopGuard()
+    actions = [guard.record(*LOOP).action for _ in range(6)]
+    assert actions == ["allow", "allow", "warn", "warn", "stop", "stop"]
+    verdict = guard.record(*LOOP)
+    assert verdict.message.startswith("semloop stopped this run")
+    assert verdict.message.rstrip().endswith(".")
+    assert "cat /tmp/test.txt" in verdict.message
+
+
+def test_max_warnings_is_configurable():
+    guard = LoopGuard(max_warnings=0)
+    assert [guard.record(*LOOP).action for _ in range(3)] == ["allow", "allow", "stop"]
+
+
+def test_check_is_cheap_and_refuses_a_known_loop_only():
+    guard = LoopGuard()
+    assert guard.check(*LOOP[:2]).action == "allow"
+    for _ in range(4):
+        guard.record(*LOOP)  # allow, allow, warn, warn
+    before = guard.state.steps_seen
+    denied = guard.check("Bash", {"command": "cat  /tmp/test.txt"})  # normalized form of the loop
+    assert denied.action == "stop" and "not run" in denied.message
+    assert guard.check("Bash", {"command": "ls /tmp"}).action == "allow"
+    assert guard.state.steps_seen == before  # check never records
+
+
+def test_progress_forgives_earlier_warnings():
+    guard = LoopGuard(recovery_steps=2)
+    for _ in range(3):
+        guard.record(*LOOP)
+    assert guard.state.warnings == 1
+    for i in range(4):
+        assert guard.record("Read", {"file_path": f"src/m{i}.py"}, f"content {i} " + "x" * i).action == "allow"
+    assert guard.state.warnings == 0
+
+
+def test_warn_annotation_keeps_the_original_output():
+    guard = LoopGuard()
+    for _ in range(3):
+        verdict = guard.record(*LOOP)
+    assert verdict.action == "warn"
+    assert verdict.annotate(LOOP[2]).startswith(LOOP[2]) and verdict.message in verdict.annotate(LOOP[2])
+    blocks = [{"type": "text", "text": "x"}]
+    assert verdict.annotate(blocks)[:1] == blocks and verdict.annotate(blocks)[1]["text"] == verdict.message
+    assert verdict.annotate({"stdout": "x"}) == {"stdout": "x", "semloop": verdict.message}
+    allow = Verdict("allow", 0)
+    assert allow.annotate(LOOP[2]) is LOOP[2]
+
+
+def test_chinese_and_overridden_messages():
+    guard = LoopGuard(language="zh")
+    for _ in range(3):
+        verdict = guard.record(*LOOP)
+    assert "重复" in verdict.message
+    guard = LoopGuard(messages={"warn": "Loop on {tool} (steps {steps})."})
+    for _ in range(3):
+        verdict = guard.record(*LOOP)
+    assert verdict.message == "Loop on Bash (steps 0, 1)."
+    broken = LoopGuard(messages={"warn": "{nope}"})  # a broken template falls back to the default
+    for _ in range(3):
+        verdict = broken.record(*LOOP)
+    assert verdict.message.startswith("[semloop] This Bash call repeats earlier step(s) 0, 1")
+
+
+def test_fail_open_by_default_and_raise_when_configured(caplog):
+    def broken_embedder(texts):
+        raise RuntimeError("model exploded")
+
+    guard = LoopGuard(embedder=broken_embedder)
+    with caplog.at_level(logging.WARNING, logger="semloop"):
+        verdict = guard.record(*LOOP)
+    assert verdict.action == "allow" and "model exploded" in verdict.error
+    assert "detector error" in caplog.text
+    with pytest.raises(RuntimeError):
+        LoopGuard(embedder=broken_embedder, fail_open=False).record(*LOOP)
+
+
+@pytest.mark.parametrize("tool_input,output", [
+    (None, None), ("raw string input", b"\xff\xfe binary"), ([1, [2, {"x": float("inf")}]], {"nested": [1, 2]}),
+    ({"command": "x" * 2_000_000}, "y" * 3_000_000), ({"k": object()}, object()),
+    ({"s": b"\xff\xfe".decode("utf-8", "surrogateescape")}, b"\xc3".decode("utf-8", "surrogateescape")),
+])
+def test_any_input_and_output_is_accepted(tool_input, output):
+    verdict = LoopGuard(fail_open=False).record("tool", tool_input, output)
+    assert verdict.action == "allow" and verdict.error is None
+
+
+def test_memory_stays_bounded_over_a_long_session():
+    guard = LoopGuard(max_clusters=32)  # a small cap, so the 2,000-step snapshot is already at it
+
+    def run(n, start):
+        for i in range(start, start + n):
+            guard.record("Read", {"file_path": f"src/file_{i}.py"}, f"line {i}\n" * 20)
+
+    run(2000, 0)
+    size_at_2k = len(pickle.dumps(guard.state))
+    run(8000, 2000)
+    assert guard.steps == 10_000
+    assert len(guard.state.window) == guard.config.window
+    assert len(guard.state.clusters) <= guard.config.max_clusters
+    assert len(guard.embedder._cache) <= guard.embedder.max_entries
+    # all state is window- and cluster-bounded: 5x the steps, (nearly) the same size
+    assert len(pickle.dumps(guard.state)) < 1.2 * size_at_2k
+
+
+def test_state_pickles_and_resumes_identically():
+    a, b = LoopGuard(), LoopGuard()
+    for _ in range(2):
+        a.record(*LOOP)
+    b.state = pickle.loads(pickle.dumps(a.state))
+    assert a.record(*LOOP) == b.record(*LOOP)
+
+
+def test_reset_then_replay_equals_fresh():
+    guard = LoopGuard()
+    runs = []
+    for _ in range(2):
+        guard.reset()
+        runs.append([guard.record(*LOOP) for _ in range(4)])
+    assert runs[0] == runs[1] == [LoopGuard().record(*LOOP) for _ in range(1)] + runs[0][1:]
+
+
+def test_config_validation_and_files(tmp_path):
+    with pytest.raises(ValueError, match="call_threshold"):
+        Config(call_threshold=1.5)
+    with pytest.raises(ValueError, match="unknown config key"):
+        Config.from_dict({"call_treshold": 0.9})
+    with pytest.raises(ValueError, match="detector"):
+        Config(detector="magic")
+    (tmp_path / "c.toml").write_text("[semloop]\ncall_threshold = 0.8\n[semloop.tool_overrides.WebSearch]\n"
+                                     "call_threshold = 0.75\n")
+    config = Config.from_file(tmp_path / "c.toml")
+    assert config.call_threshold == 0.8 and config.for_tool("WebSearch").call_threshold == 0.75
+    assert config.for_tool("Bash") is config
+    (tmp_path / "c.json").write_text('{"min_repeats": 0}')
+    with pytest.raises(ValueError, match="c.json: min_repeats"):
+        Config.from_file(tmp_path / "c.json")
+
+
+@pytest.mark.parametrize("detector", ["exact", "normalized", "count", "openhands", "gemini-cli", "roo-code", "crewai"])
+def test_baselines_fire_on_a_plain_exact_loop(detector):
+    guard = LoopGuard(detector=detector, count_limit=5)
+    first = next((i for i in range(12) if guard.record(*LOOP).action != "allow"), None)
+    expected = {"exact": 2, "normalized": 2, "count": 4, "openhands": 2, "gemini-cli": 4, "roo-code": 3, "crewai": 1}
+    assert first == expected[detector]
