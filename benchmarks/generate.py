@@ -2997,3 +2997,126 @@ class PythonWorld(World):
         self.reserve([], ["load", "shape"])
         return "kernel_restart_retry", [self.run(code, "Error: kernel died unexpectedly (exit code 137). Restarting kernel...", True),
                                         self.run(code, f"({self.nrows}, {len(self.cols)})")]
+
+
+# --------------------------------------------------------------------------- assembly
+# (name, weight, factory(c, negative_kind) -> World)
+WORLDS = [
+    ("shell", 2.0, lambda c, neg: DevWorld(c, "shell", force_license=(neg == "many_files" and c.chance(0.8)))),
+    ("claude_code", 2.4, lambda c, neg: DevWorld(c, "cc", force_license=(neg == "many_files" and c.chance(0.8)))),
+    ("claude_code_web", 0.6, lambda c, neg: WebWorld(c, "cc")),
+    ("web_search", 1.2, lambda c, neg: WebWorld(c, "plain")),
+    ("sql", 1.0, lambda c, neg: SqlWorld(c)),
+    ("http", 1.0, lambda c, neg: HttpWorld(c)),
+    ("browser", 0.8, lambda c, neg: BrowserWorld(c)),
+    ("openai_functions", 1.1, lambda c, neg: FunctionsWorld(c)),
+    ("python", 1.0, lambda c, neg: PythonWorld(c)),
+]
+WORLD_CLASS = {"shell": DevWorld, "claude_code": DevWorld, "claude_code_web": WebWorld, "web_search": WebWorld, "sql": SqlWorld,
+               "http": HttpWorld, "browser": BrowserWorld, "openai_functions": FunctionsWorld, "python": PythonWorld}
+
+
+def _pick_world(c: Ctx, kind: str, negative: bool):
+    cands = [(n, w, f) for n, w, f in WORLDS if kind in (WORLD_CLASS[n].NEGS if negative else WORLD_CLASS[n].LOOPS)]
+    tot = sum(w for _, w, _ in cands)
+    x = c.r.uniform(0, tot)
+    for n, w, f in cands:
+        x -= w
+        if x <= 0:
+            return n, f
+    return cands[-1][0], cands[-1][2]
+
+
+def _prefix_len(c: Ctx):
+    return 0 if c.chance(0.1) else (c.rint(1, 6) if c.chance(0.55) else c.rint(7, 15))
+
+
+def build_trace(c: Ctx, tid: str, kind: str, negative: bool):
+    wname, factory = _pick_world(c, kind, negative)
+    w = factory(c, kind if negative else None)
+    if w.style == "claude_code" and isinstance(w, DevWorld):
+        web = WebWorld(c, "cc")
+        base = w.filler_gens
+
+        def gens(base=base, web=web):
+            return base() + [web.f_search]
+        w.filler_gens = gens
+    if not negative:
+        seg = getattr(w, "loop_" + kind)()
+        prefix = w.filler(_prefix_len(c))
+        suffix = w.filler(c.rint(1, 6)) if c.chance(0.5) else []
+        steps = prefix + seg["steps"] + suffix
+        label = {"loop": True, "onset": len(prefix) + seg["onset"], "kind": kind}
+        meta = {"scenario": seg["scenario"], "negative_kind": None, "style": w.style, "world": wname,
+                "loop_span": [len(prefix), len(prefix) + len(seg["steps"])], "volatile_noise": seg["volatile"], "broke_out": bool(suffix)}
+    else:
+        scen, core = getattr(w, "neg_" + kind)()
+        w.reserve(core)
+        if kind == "normal":
+            prefix, suffix = [], []
+        else:
+            prefix = w.filler(0 if c.chance(0.2) else c.rint(1, 8))
+            suffix = w.filler(c.rint(0, 6))
+        steps = prefix + core + suffix
+        label = {"loop": False, "onset": None, "kind": None}
+        meta = {"scenario": scen, "negative_kind": kind, "style": w.style, "world": wname,
+                "core_span": [len(prefix), len(prefix) + len(core)]}
+    return {"id": tid, "source": f"synthetic:{w.style}", "steps": steps, "label": label, "meta": meta}
+
+
+def _allocate(n: int):
+    n_loop = round(n * LOOP_FRACTION)
+    n_neg = n - n_loop
+    neg_w = {k: (1.3 if k == "normal" else 1.0) for k in NEG_KINDS}
+
+    def split_counts(total, weights):
+        tw = sum(weights.values())
+        raw = {k: total * v / tw for k, v in weights.items()}
+        cnt = {k: int(v) for k, v in raw.items()}
+        rest = total - sum(cnt.values())
+        for k in sorted(raw, key=lambda k: (-(raw[k] - cnt[k]), list(weights).index(k)))[:rest]:
+            cnt[k] += 1
+        return cnt
+
+    loops = split_counts(n_loop, {k: 1.0 for k in LOOP_KINDS})
+    negs = split_counts(n_neg, neg_w)
+    return [(k, False) for k in LOOP_KINDS for _ in range(loops[k])] + [(k, True) for k in NEG_KINDS for _ in range(negs[k])]
+
+
+def generate_split(seed: int, split: str, n: int = DEFAULT_N):
+    if split not in SPLITS:
+        raise ValueError(split)
+    master = random.Random(f"semloop-synth:{seed}:{split}")
+    slots = _allocate(n)
+    master.shuffle(slots)
+    out = []
+    for i, (kind, negative) in enumerate(slots, 1):
+        c = Ctx(random.Random(master.getrandbits(64)), split)
+        out.append(build_trace(c, f"synth-{split}-{i:04d}", kind, negative))
+    return out
+
+
+def dumps_split(traces) -> str:
+    return "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in traces)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
+    ap.add_argument("-n", "--n", type=int, default=DEFAULT_N, help="traces per split")
+    ap.add_argument("--splits", default="dev,test")
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    for split in args.splits.split(","):
+        traces = generate_split(args.seed, split, args.n)
+        path = os.path.join(args.out, f"synth_{split}.jsonl")
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(dumps_split(traces))
+        nl = sum(t["label"]["loop"] for t in traces)
+        print(f"wrote {path}: {len(traces)} traces ({nl} loops)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -169,6 +169,9 @@ def test_interrupts_are_not_recorded():
     data = dict(failure("Bash", {"command": "sleep 100"}, "Interrupted by user", 1), is_interrupt=True)
     for _ in range(5):
         assert asyncio.run(hooks.post_tool_use_failure(data, None, CTX)) == {}
+    # nor is our own PreToolUse denial, should the CLI report it as a failure
+    denied = failure("Bash", {"command": "make"}, "semloop blocked this Bash call: it repeats a loop ...", 2)
+    assert asyncio.run(hooks.post_tool_use_failure(denied, None, CTX)) == {}
     assert hooks.guard_for(SESSION).steps == 0
 
 

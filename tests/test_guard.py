@@ -112,8 +112,9 @@ def test_memory_stays_bounded_over_a_long_session():
     assert len(guard.state.window) == guard.config.window
     assert len(guard.state.clusters) <= guard.config.max_clusters
     assert len(guard.embedder._cache) <= guard.embedder.max_entries
-    # all state is window- and cluster-bounded: 5x the steps, (nearly) the same size
-    assert len(pickle.dumps(guard.state)) < 1.2 * size_at_2k
+    # all state is window- and cluster-bounded (each cluster keeps <= 8 results, 16 calls, 8 steps,
+    # about 4 KB): 5x the steps stay under a fixed cap that does not depend on the session length
+    assert size_at_2k < len(pickle.dumps(guard.state)) < 12 * 2_000 + 32 * 4_500
 
 
 def test_state_pickles_and_resumes_identically():
