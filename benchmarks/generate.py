@@ -390,7 +390,7 @@ class Code:
 
     def test_module(self, pkg, mod, names):
         c = self.c
-        parts = ["import pytest", "", f"from {pkg} import {mod}", ""]
+        parts = ["import pytest", f"from {pkg} import {mod}"]
         for n in names:
             a, b = c.rint(0, 50), c.rint(0, 50)
             parts.append(
@@ -434,10 +434,14 @@ class Code:
                 '[tool.pytest.ini_options]\ntestpaths = ["tests"]\naddopts = "-ra"\n')
 
 
+def plural(w):
+    return w[:-1] + "ies" if w.endswith("y") and w[-2:-1] not in "aeiou" else w + "s"
+
+
 def prose(c: Ctx, words, n):
     sents = []
-    for _ in range(n):
-        sents.append(c.r.choice(SENTENCES).format(
+    for tmpl in c.r.sample(SENTENCES, min(n, len(SENTENCES))):
+        sents.append(tmpl.format(
             Topic=words[0].capitalize(), tech=c.r.choice(words[1:] or TECH), noun=c.choice(NOUNS),
             n=c.rint(3, 64), k=c.rint(4, 70), v1=c.rint(1, 9), v2=c.rint(0, 30), month=c.r.choice(MONTHS),
             year=c.rint(2019, 2024), Company=c.choice(COMPANIES)))
@@ -919,6 +923,12 @@ class DevWorld(World):
             "python": ["Run Python", "Run tests", "Execute module"],
             "pytest": ["Run tests", "Run the test suite", "Run unit tests"],
             "grep": ["Search the codebase", "Find usages", "Search for pattern"],
+            "tail": ["Show recent log lines", "Tail the application log"], "find": ["Find files", "Locate matching files"],
+            "wc": ["Count lines", "Line counts per module"], "sed": ["Edit file in place", "Print line range"],
+            "pip": ["Check installed package", "Install dependencies"], "curl": ["Hit the local endpoint", "Check service health"],
+            "docker": ["Check containers", "Start services"], "kubectl": ["Check pod status", "Inspect pods"],
+            "gh": ["Check CI run", "Query GitHub API"], "make": ["Run make target"], "head": ["Show first lines"],
+            "ruff": ["Lint the code"], "npm": ["Install node deps"], "aws": ["List bucket objects"],
         }.get(head, ["Run command", f"Run {head}", f"Execute {head}"]))
 
     def tool(self):
@@ -949,7 +959,7 @@ class DevWorld(World):
         if offset is not None:
             lines = txt.split("\n")
             return self.sh(f"sed -n '{offset},{offset + limit - 1}p' {rel}", "\n".join(lines[offset - 1: offset - 1 + limit]))
-        return self.sh(self.r.choice(["cat ", "cat ", "cat -A ".replace("-A ", "")]) + rel, txt.rstrip("\n"))
+        return self.sh("cat " + rel, txt.rstrip("\n"))
 
     def read_probe(self, rel):
         s = self.read(rel)
@@ -1103,7 +1113,7 @@ class DevWorld(World):
         return "glob:" + pat, step("Glob", {"pattern": pat}, "\n".join(hits) if hits else "No files found")
 
     def f_write(self):
-        name = f"scripts/{self.c.choice(VERBS)}_{self.c.choice(NOUNS)}s.py"
+        name = f"scripts/{self.c.choice(VERBS)}_{plural(self.c.choice(NOUNS))}.py"
         body = Code(self.c).module(self.p.pkg, "scripts", None, 1, 2)
         return "write:" + name, step("Write", {"file_path": self.abs(name), "content": body}, f"File created successfully at: {self.abs(name)}")
 
@@ -1202,7 +1212,7 @@ class DevWorld(World):
                   {"file_path": a, "offset": 1, "limit": 2000}, {"limit": 2000, "file_path": a}, {"file_path": " " + a}, {"file_path": a + " "}]
             return scen, pr, vs, ["read:" + rel]
         if scen == "grep_symbol" and self.mode == "cc":
-            sym = f"{c.choice(VERBS)}_{c.choice(NOUNS)}s_v2"
+            sym = f"{c.choice(VERBS)}_{plural(c.choice(NOUNS))}_v2"
             pr = Probe("Grep", {"pattern": sym, "path": self.abs("src")}, const("No files found"))
             vs = [{"path": self.abs("src"), "pattern": sym}, {"pattern": sym, "path": self.abs("src") + "/"},
                   {"pattern": sym, "path": self.abs("src") + "/."}, {"pattern": f"{sym}", "path": "./src"}, {"path": self.abs("src") + "/", "pattern": sym}]
@@ -1213,7 +1223,7 @@ class DevWorld(World):
             pr = self.sh_probe(cmd, p.ls(d))
             keys = ["ls:" + d]
         elif scen == "grep_symbol":
-            sym = f"{c.choice(VERBS)}_{c.choice(NOUNS)}s_v2"
+            sym = f"{c.choice(VERBS)}_{plural(c.choice(NOUNS))}_v2"
             cmd = f'grep -rn "{sym}" src/'
             pr = self.sh_probe(cmd, "", err=True)
             keys = ["grep:" + sym]
@@ -1581,6 +1591,7 @@ class WebWorld(World):
         self.mode = mode
         self.style = "claude_code" if mode == "cc" else "web_search"
         self.json_results = c.chance(0.4)
+        self.timing = c.chance(0.5)
         self._results = {}
         self._pages = {}
         self.fetch_tool = "WebFetch" if mode == "cc" else c.r.choice(["fetch_url", "open_url", "web_fetch"])
@@ -1632,14 +1643,14 @@ class WebWorld(World):
             return f'Web search results for query: "{q}"\n\nLinks: {links}\n\n' + " ".join(r["snippet"] for r in res[:3])
         if self.json_results:
             return json.dumps({"query": q, "results": res}, indent=2)
-        return "\n\n".join(f"{i}. {r['title']}\n   {r['url']}\n   {r['snippet']}" for i, r in enumerate(res, 1))
+        head = f"About {self.c.rint(2, 900) * 1000 + self.c.rint(0, 999):,} results (@@DUR@@)\n\n" if self.timing else ""
+        return head + "\n\n".join(f"{i}. {r['title']}\n   {r['url']}\n   {r['snippet']}" for i, r in enumerate(res, 1))
 
     def search(self, q, res):
-        return step("WebSearch" if self.mode == "cc" else "web_search", {"query": q}, self.render_results(q, res))
+        return step("WebSearch" if self.mode == "cc" else "web_search", {"query": q}, fill_noise(self.c, self.render_results(q, res)))
 
     def search_probe(self, q, res):
-        s = self.search(q, res)
-        return Probe(s["tool"], s["input"], const(s["output"]))
+        return Probe("WebSearch" if self.mode == "cc" else "web_search", {"query": q}, noisy(self.c, self.render_results(q, res)))
 
     def near_same(self, res):
         res = [dict(r) for r in res]
@@ -1759,7 +1770,7 @@ class WebWorld(World):
         steps = []
         for pg in range(1, c.rint(3, 6) + 1):
             res = self.results(key + (pg,))
-            out = self.render_results(q, res)
+            out = fill_noise(c, self.render_results(q, res))
             steps.append(step("WebSearch" if self.mode == "cc" else "web_search", {"query": q, "page": pg}, out))
         self.reserve([], ["intent:" + "|".join(key)])
         return "search_result_pages", steps
@@ -1859,16 +1870,22 @@ class SqlWorld(World):
         self._rows = {}
         self.n_customers = c.rint(800, 90000)
         self.base_id = c.rint(1000, 50000)
+        self.timing = c.chance(0.4)
 
-    def q(self, query, out, err=False):
+    def _inp(self, query):
         inp = {"query": query}
         if self.db:
             inp["database"] = self.db
-        return step(self.tool, inp, out, err)
+        return inp
+
+    def _out(self, out):
+        return out + f"\nTime: @@MS@@.{self.c.rint(100, 999)} ms" if self.timing else out
+
+    def q(self, query, out, err=False):
+        return step(self.tool, self._inp(query), fill_noise(self.c, self._out(out)), err)
 
     def probe(self, query, out, err=False):
-        s = self.q(query, out, err)
-        return Probe(s["tool"], s["input"], const(out), err)
+        return Probe(self.tool, self._inp(query), noisy(self.c, self._out(out)), err)
 
     def customer(self, cid):
         k = ("c", cid)
@@ -2076,8 +2093,11 @@ class SqlWorld(World):
         for t in tbls:
             probes.append(self.probe(f"SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = '{t}' ORDER BY ordinal_position;",
                                      ascii_table(["column_name", "data_type", "is_nullable"], self.schema_rows(t))))
-        probes.insert(1, self.probe(f"SELECT * FROM {tbls[0]} LIMIT 3;", f'ERROR:  column "{tbls[0][:-1]}_ref" does not exist' if c.chance(0.3) else
-                                    ascii_table(["id", "status", "created_at"], [[c.rint(1000, 9999), c.r.choice(ORDER_STATUSES), c.ts()[:10]] for _ in range(3)])))
+        if c.chance(0.3):
+            probes.insert(1, self.probe(f"SELECT {tbls[0][:-1]}_ref FROM {tbls[0]} LIMIT 3;", f'ERROR:  column "{tbls[0][:-1]}_ref" does not exist', True))
+        else:
+            probes.insert(1, self.probe(f"SELECT * FROM {tbls[0]} LIMIT 3;",
+                                        ascii_table(["id", "status", "created_at"], [[c.rint(1000, 9999), c.r.choice(ORDER_STATUSES), c.ts()[:10]] for _ in range(3)])))
         return "schema_query_cycle", probes[:m], ["schema:" + t for t in tbls]
 
     # ---- negatives
@@ -2221,7 +2241,9 @@ class HttpWorld(World):
         c = self.c
         res = c.r.choice(["tickets", "users", "projects"])
         rid = c.rint(1000, 99999)
-        change = c.r.choice([{"status": "pending"}, {"priority": "high"}, {"role": "viewer"}, {"visibility": "internal"}, {"tags": ["triaged"]}])
+        change = c.r.choice({"tickets": [{"status": "pending"}, {"priority": "high"}, {"tags": ["triaged"]}],
+                             "users": [{"role": "viewer"}, {"role": "billing"}, {"mfa_enabled": True}],
+                             "projects": [{"visibility": "internal"}, {"default_branch": "release"}]}[res])
         r = dict(self.rec(res, rid), **change)
         return f"patch:{res}:{rid}", self.call("PATCH", f"/{res}/{rid}", body=change, resp=r)
 
@@ -2390,18 +2412,23 @@ class FunctionsWorld(World):
     def __init__(self, c: Ctx):
         super().__init__(c)
         self.indent = c.r.choice([None, 2])
+        self.ts_field = c.chance(0.4)
         self._orders, self._flights, self._wx, self._cust = {}, {}, {}, {}
         self.year = c.rint(2024, 2025)
 
     def js(self, obj):
         return json.dumps(obj, indent=self.indent)
 
+    def _txt(self, out):
+        if isinstance(out, dict) and self.ts_field:
+            out = dict(out, as_of="@@TS@@")
+        return self.js(out) if not isinstance(out, str) else out
+
     def call(self, fn, args, out, err=False):
-        return step(fn, args, self.js(out) if not isinstance(out, str) else out, err)
+        return step(fn, args, fill_noise(self.c, self._txt(out)), err)
 
     def pr(self, fn, args, out, err=False):
-        s = self.call(fn, args, out, err)
-        return Probe(fn, args, const(s["output"]), err)
+        return Probe(fn, args, noisy(self.c, self._txt(out)), err)
 
     def order_id(self):
         return f"{self.c.r.choice(['ORD', 'A', 'SO'])}-{self.c.rint(10000, 999999)}"
@@ -2575,8 +2602,8 @@ class FunctionsWorld(World):
             p = c.person()
             f, l = p["first"].lower(), p["last"].lower()
             dom = p["email"].split("@")[1]
-            guesses = [f"{f}.{l}@{dom}", f"{f}{l}@{dom}", f"{f[0]}{l}@{dom}", f"{f}@{dom}", f"{f}.{l}@gmail.com", f"{l}.{f}@{dom}", f"{f}_{l}@{dom}"]
-            steps = [self.call("lookup_customer", {"email": g}, {"error": "customer_not_found"}, True) for g in c.r.sample(guesses, k)]
+            guesses = list(dict.fromkeys([f"{f}.{l}@{dom}", f"{f}{l}@{dom}", f"{f[0]}{l}@{dom}", f"{f}@{dom}", f"{f}.{l}@gmail.com", f"{l}.{f}@{dom}", f"{f}_{l}@{dom}"]))
+            steps = [self.call("lookup_customer", {"email": g}, {"error": "customer_not_found"}, True) for g in c.r.sample(guesses, min(k, len(guesses)))]
             return "customer_guesses_not_found", steps, []
         n = c.rint(10000, 999999)
         forms = [f"ORD-{n}", str(n), f"#{n}", f"ord-{n}", f"ORDER-{n}", f"A-{n}", f"SO-{n}", f"{n:08d}"]
@@ -3027,6 +3054,19 @@ def _pick_world(c: Ctx, kind: str, negative: bool):
     return cands[-1][0], cands[-1][2]
 
 
+def _has_noise(kind, steps):
+    """True when repeats of the same probe differ only by volatile noise (timestamps, durations, request ids)."""
+    if kind not in ("exact", "normalized", "alternation", "count"):
+        return False
+    groups = {}
+    for s in steps:
+        k = "all" if kind == "normalized" else sig(s)
+        groups.setdefault(k, set()).add(json.dumps(s["output"], sort_keys=True))
+    if kind == "count":
+        return max(len(v) for v in groups.values() if len(v) >= 1) > 1 and any(len(v) > 1 for v in groups.values())
+    return any(len(v) > 1 for v in groups.values())
+
+
 def _prefix_len(c: Ctx):
     return 0 if c.chance(0.1) else (c.rint(1, 6) if c.chance(0.55) else c.rint(7, 15))
 
@@ -3048,7 +3088,7 @@ def build_trace(c: Ctx, tid: str, kind: str, negative: bool):
         steps = prefix + seg["steps"] + suffix
         label = {"loop": True, "onset": len(prefix) + seg["onset"], "kind": kind}
         meta = {"scenario": seg["scenario"], "negative_kind": None, "style": w.style, "world": wname,
-                "loop_span": [len(prefix), len(prefix) + len(seg["steps"])], "volatile_noise": seg["volatile"], "broke_out": bool(suffix)}
+                "loop_span": [len(prefix), len(prefix) + len(seg["steps"])], "volatile_noise": _has_noise(kind, seg["steps"]), "broke_out": bool(suffix)}
     else:
         scen, core = getattr(w, "neg_" + kind)()
         w.reserve(core)

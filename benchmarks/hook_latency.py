@@ -6,7 +6,8 @@ Runs each event `--runs` times as a fresh subprocess against a temporary state d
 prints p50 / p90 / max wall-clock milliseconds, plus the p50 CPU time (user + system) of the child,
 which a busy machine inflates less. Cases are interleaved run by run. PostToolUse calls use a different Bash command
 each run (so the embedding is computed, never a cache hit) on a session that already holds steps;
-a `python -c pass` baseline shows the interpreter's own start-up cost.
+`python -c pass` and `python -c 'import numpy'` baselines show the floor any Python process (and
+any process importing semloop's core, which needs numpy) pays on this machine.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def _summary(name: str, samples: list[tuple[float, float]]) -> dict:
     p90 = wall[min(len(wall) - 1, int(round(0.9 * (len(wall) - 1))))]
     row = {"case": name, "runs": len(wall), "p50_ms": round(statistics.median(wall), 1), "p90_ms": round(p90, 1),
            "max_ms": round(wall[-1], 1), "cpu_p50_ms": round(statistics.median(cpu), 1)}
-    print(f"{name:<22} wall p50 {row['p50_ms']:7.1f} ms  p90 {row['p90_ms']:7.1f}  max {row['max_ms']:7.1f}"
+    print(f"{name:<26} wall p50 {row['p50_ms']:7.1f} ms  p90 {row['p90_ms']:7.1f}  max {row['max_ms']:7.1f}"
           f"   cpu p50 {row['cpu_p50_ms']:7.1f} ms   (n={len(wall)})")
     return row
 
@@ -86,6 +87,7 @@ def main() -> int:
             _time(argv, json.dumps(_event("PostToolUse", 10_000 + i)).encode(), env)
 
         cases = {"python -c pass": ([sys.executable, "-c", "pass"], None),
+                 "python -c 'import numpy'": ([sys.executable, "-c", "import numpy"], None),
                  "hook PreToolUse": (argv, "PreToolUse"), "hook PostToolUse": (argv, "PostToolUse")}
         samples: dict[str, list] = {name: [] for name in cases}
         for i in range(args.runs):  # interleaved, so a busy moment hits every case alike

@@ -105,11 +105,7 @@ def test_stop_returns_continue_false_with_stop_reason():
     assert stop["continue_"] is False and stop["stopReason"].startswith("semloop stopped this run")
     assert stop["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
     assert hooks.guard_for(SESSION).stopped
-    # the SDK turns continue_ into the CLI's "continue"
-    from claude_agent_sdk._internal.query import _convert_hook_output_for_cli
-
-    wire = _convert_hook_output_for_cli(stop)
-    assert wire["continue"] is False and "continue_" not in wire
+    # (that the SDK sends continue_ as the CLI's "continue" is checked end to end below)
 
     # any later call in that session is denied, and halted again
     before, _ = step(hooks, "Read", {"file_path": "/home/dev/app/package.json"}, {}, 99)
@@ -234,3 +230,132 @@ def test_hooks_fail_open():
     strict = SemloopHooks(Config(fail_open=False))
     with pytest.raises(KeyError):
         asyncio.run(strict.post_tool_use(broken, None, CTX))
+
+
+# -- end to end through the SDK's own query() and control protocol ----------------------------------
+
+
+class FakeCLI:
+    """Plays the Claude Code CLI's side of the SDK control protocol (a custom `Transport`): runs a
+    scripted list of tool calls, asking the SDK's hook callbacks before and after each, and obeys
+    their answers (a deny skips the call; `continue: false` ends the run)."""
+
+    def __init__(self, calls: list[tuple[str, dict, Any]]) -> None:
+        self.calls = calls
+        self.out: asyncio.Queue = asyncio.Queue()
+        self.pending: dict[str, asyncio.Future] = {}
+        self.hook_ids: dict[str, list[str]] = {}
+        self.log: list[tuple[str, int, list[dict]]] = []
+        self.stop_reason: str | None = None
+        self._n = 0
+
+    def transport(self) -> Any:
+        from claude_agent_sdk import Transport  # the SDK's public custom-transport interface
+
+        cli = self
+
+        class _T(Transport):
+            async def connect(self) -> None: ...
+            def is_ready(self) -> bool: return True
+            async def end_input(self) -> None: ...
+            async def close(self) -> None: ...
+            async def write(self, data: str) -> None: await cli.write(data)
+            def read_messages(self): return cli.read_messages()
+
+        return _T()
+
+    async def write(self, data: str) -> None:
+        import json
+
+        for line in data.splitlines():
+            msg = json.loads(line)
+            if msg["type"] == "control_request" and msg["request"]["subtype"] == "initialize":
+                for event, matchers in (msg["request"].get("hooks") or {}).items():
+                    self.hook_ids[event] = [cid for m in matchers for cid in m["hookCallbackIds"]]
+                await self.out.put({"type": "control_response", "response": {
+                    "subtype": "success", "request_id": msg["request_id"], "response": {}}})
+            elif msg["type"] == "user":
+                self.task = asyncio.ensure_future(self.run())
+            elif msg["type"] == "control_response":
+                self.pending.pop(msg["response"]["request_id"]).set_result(msg["response"])
+
+    async def hook(self, event: str, data: dict) -> list[dict]:
+        answers = []
+        for callback_id in self.hook_ids.get(event, []):
+            self._n += 1
+            request_id = f"cli_{self._n}"
+            self.pending[request_id] = asyncio.get_running_loop().create_future()
+            await self.out.put({"type": "control_request", "request_id": request_id, "request": {
+                "subtype": "hook_callback", "callback_id": callback_id, "input": data,
+                "tool_use_id": data.get("tool_use_id")}})
+            response = await self.pending[request_id]
+            assert response["subtype"] == "success", response
+            answers.append(response["response"])
+        return answers
+
+    async def run(self) -> None:
+        for n, (tool, tool_input, response) in enumerate(self.calls):
+            common = {**BASE, "tool_name": tool, "tool_input": tool_input, "tool_use_id": f"toolu_{n:04d}"}
+            answers = await self.hook("PreToolUse", {**common, "hook_event_name": "PreToolUse"})
+            denied = any(a.get("hookSpecificOutput", {}).get("permissionDecision") == "deny" for a in answers)
+            if not denied:
+                answers = await self.hook("PostToolUse", {**common, "hook_event_name": "PostToolUse",
+                                                          "tool_response": response})
+            self.log.append(("denied" if denied else "ran", n, answers))
+            halt = [a for a in answers if a.get("continue") is False]  # the wire name, converted by the SDK
+            if halt:
+                self.stop_reason = halt[0]["stopReason"]
+                break
+        await self.out.put({"type": "result", "subtype": "success", "duration_ms": 5, "duration_api_ms": 3,
+                            "is_error": False, "num_turns": len(self.log), "session_id": SESSION,
+                            "result": self.stop_reason or "done"})
+
+    async def read_messages(self):
+        while True:
+            msg = await self.out.get()
+            yield msg
+            if msg["type"] == "result":
+                return
+
+
+def run_query(hooks: SemloopHooks, calls: list[tuple[str, dict, Any]]) -> tuple[FakeCLI, list[Any]]:
+    from claude_agent_sdk import query
+
+    cli = FakeCLI(calls)
+
+    async def go():
+        options = ClaudeAgentOptions(hooks=hooks.hooks())
+        return [m async for m in query(prompt="Build the project.", options=options, transport=cli.transport())]
+
+    return cli, asyncio.run(asyncio.wait_for(go(), 30))
+
+
+def test_end_to_end_identical_loop_warned_denied_then_halted():
+    out = bash("", "make: *** No rule to make target 'all'.  Stop.")
+    cli, messages = run_query(SemloopHooks(), [("Bash", {"command": "make"}, out)] * 10)
+    assert [kind for kind, _, _ in cli.log] == ["ran", "ran", "ran", "ran", "denied", "denied"]
+    assert "additionalContext" in cli.log[2][2][0]["hookSpecificOutput"]
+    assert "continue" not in cli.log[4][2][0]  # first denial: the model is told, and may change course
+    assert cli.log[5][2][0]["continue"] is False  # retrying a denied loop call: the run is halted
+    assert cli.stop_reason and cli.stop_reason.startswith("semloop blocked this Bash call")
+    assert type(messages[-1]).__name__ == "ResultMessage"
+
+
+def test_end_to_end_varied_calls_stopped_on_record():
+    err = ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\n"
+           "npm ERR! Could not resolve dependency: peer react@\"^17\" from react-dom@17.0.2")
+    commands = ["npm install", "npm install --legacy-peer-deps", "npm i", "npm install --force", "npm ci",
+                "npm install --no-audit", "npm install --prefer-offline", "yarn install"]
+    cli, _ = run_query(SemloopHooks(), [("Bash", {"command": c}, bash("", err)) for c in commands])
+    assert cli.log[-1][0] == "ran" and cli.log[-1][2][0]["continue"] is False
+    assert cli.stop_reason.startswith("semloop stopped this run")
+    assert len(cli.log) < len(commands)
+
+
+def test_end_to_end_well_behaved_run_is_untouched():
+    calls = [("Read", {"file_path": f"/home/dev/app/src/m{i}.py"},
+              {"type": "text", "file": {"filePath": f"/home/dev/app/src/m{i}.py", "content": f"VALUE_{i} = {i * 97}\n"}})
+             for i in range(8)]
+    cli, _ = run_query(SemloopHooks(), calls)
+    assert [kind for kind, _, _ in cli.log] == ["ran"] * 8
+    assert all(answers == [{}] for _, _, answers in cli.log) and cli.stop_reason is None

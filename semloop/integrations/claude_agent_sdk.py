@@ -41,19 +41,23 @@ REFUSE_NOTE = "Further tool calls in this session will be refused until the user
 class SemloopHooks:
     """Hook callbacks with one `LoopGuard` per session / subagent.
 
-    `config` (and keyword overrides) configure every guard. `halt_on_stop=False` does not halt the
-    run on a stop: the model gets the explanation as context and every further tool call is denied,
+    `config` (and keyword overrides) configure every guard. A denied call is not run, so it is not
+    recorded either: a model that keeps retrying denied calls is halted once more than
+    `max_denials` were denied in a row (no clean step between). `halt_on_stop=False` never halts
+    the run: the model gets the explanation as context and every further tool call is denied,
     so it can still write its answer to the user. `reset_on_prompt` lifts a stop (and the warning
     count) when the user sends a new prompt (`ClaudeSDKClient` sessions); the loop memory is kept.
     """
 
     def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_prompt: bool = True,
-                 max_sessions: int = 64, **overrides: Any) -> None:
+                 max_denials: int = 1, max_sessions: int = 64, **overrides: Any) -> None:
         self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
         self.halt_on_stop = halt_on_stop
         self.reset_on_prompt = reset_on_prompt
+        self.max_denials = max_denials
         self.max_sessions = max_sessions
         self.guards: OrderedDict[tuple[str, str | None], LoopGuard] = OrderedDict()
+        self._denials: dict[tuple[str, str | None], int] = {}  # loop calls denied since the last clean step
         self.verdicts: list[tuple[str, Verdict]] = []  # (session key, verdict) of the last 256 warn/stop
         self._embedder: Any = None
 
@@ -66,13 +70,18 @@ class SemloopHooks:
         if guard is None:
             guard = self.guards[key] = LoopGuard(self.config, embedder=self._embedder)
             while len(self.guards) > self.max_sessions:
-                self.guards.popitem(last=False)
+                dropped, _ = self.guards.popitem(last=False)
+                self._denials.pop(dropped, None)
         else:
             self.guards.move_to_end(key)
         return guard
 
+    @staticmethod
+    def _key(input_data: Mapping[str, Any]) -> tuple[str, str | None]:
+        return str(input_data.get("session_id", "")), input_data.get("agent_id") or None
+
     def _guard(self, input_data: Mapping[str, Any]) -> LoopGuard:
-        guard = self.guard_for(input_data.get("session_id", ""), input_data.get("agent_id") or None)
+        guard = self.guard_for(*self._key(input_data))
         if self._embedder is None and guard.embedder is not None:
             self._embedder = guard.embedder  # loaded once, shared by the later guards
         return guard
@@ -92,12 +101,15 @@ class SemloopHooks:
             if verdict.action != "stop":
                 return {}
             self._note(input_data, verdict)
+            key = self._key(input_data)
+            self._denials[key] = denials = self._denials.get(key, 0) + 1
             reason = verdict.message or "semloop blocked this call."
             if guard.stopped and not self.halt_on_stop:
                 reason = f"{reason} {REFUSE_NOTE}"
             out: dict[str, Any] = {"hookSpecificOutput": {
                 "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
-            if guard.stopped and self.halt_on_stop:  # the run was stopped and yet goes on: halt it again
+            # halt: the run was stopped and yet goes on, or the model keeps retrying denied calls
+            if self.halt_on_stop and (guard.stopped or denials > self.max_denials):
                 out.update({"continue_": False, "stopReason": reason})
             return out
         except Exception as exc:
@@ -125,8 +137,9 @@ class SemloopHooks:
     async def user_prompt_submit(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         try:
             if self.reset_on_prompt:
-                for (session, _agent), guard in list(self.guards.items()):
-                    if session == str(input_data.get("session_id", "")):
+                for key, guard in list(self.guards.items()):
+                    if key[0] == str(input_data.get("session_id", "")):
+                        self._denials.pop(key, None)
                         guard.state.stopped = False
                         guard.state.warnings = 0
                         guard.state.clean_streak = 0
@@ -139,6 +152,8 @@ class SemloopHooks:
         tool = str(input_data["tool_name"])
         verdict = guard.record(tool, normalize_input(tool, input_data.get("tool_input")), output, is_error=is_error)
         self._note(input_data, verdict)
+        if verdict.action == "allow":
+            self._denials.pop(self._key(input_data), None)
         if verdict.action == "allow" or not verdict.message:
             return {}
         if verdict.action == "warn":
