@@ -183,22 +183,27 @@ _VOLATILE = re.compile(
     r"|\b0x[0-9a-f]{6,}\b"  # addresses
     r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # uuids
 )
-_ERROR = re.compile(
-    r"permission denied|no such file|not found|traceback \(most recent|\berror\b|exception|"
-    r"forbidden|unauthori[sz]ed|denied|timed out|timeout|exit (code|status):? [1-9]|"
-    r"exitcode: [1-9]|cannot |can't |unable to|failed to|refused",
-)
 SKETCH_SIZE = 64
 SKETCH_CHARS = 32_000
 _EMPTY_SKETCH = np.zeros(0, dtype=np.uint32)
 
 
+# Only tokens that start with a digit (or a hex uuid) can be volatile: find those with a cheap
+# pattern, then run the full one on them (3x faster than `_VOLATILE.sub` over a whole web page).
+_VOLATILE_CANDIDATE = re.compile(
+    r"\b(?:\d|[a-f][0-9a-f]{7}-)[\w:.+-]*(?: ?(?:ms|µs|us|ns|sec|secs|seconds|s)\b| \d{1,2}:\d{2}[\w:.+-]*)?")
+
+
+def _mask(match: re.Match) -> str:
+    return _VOLATILE.sub("#", match.group())
+
+
 def normalize_result(text: str) -> str:
-    return _VOLATILE.sub("#", _WS.sub(" ", text).strip().casefold())
-
-
-def looks_like_error(normalized_result: str) -> bool:
-    return bool(_ERROR.search(normalized_result[:600]))
+    """Whitespace collapsed, case folded, volatile parts (clocks, durations, ids) masked. Texts
+    longer than `SKETCH_CHARS` keep their head and tail plus a digest of the whole text."""
+    if len(text) > SKETCH_CHARS:
+        text = excerpt(text, SKETCH_CHARS) + " #" + digest(text)
+    return _VOLATILE_CANDIDATE.sub(_mask, _WS.sub(" ", text).strip().casefold())
 
 
 # Error classes, most specific first: varied attempts failing for the same reason share one.
@@ -212,33 +217,31 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("connection", r"connection refused|could not resolve|unreachable|econnrefused|connection reset"),
     ("rate_limit", r"rate limit|too many requests|\b429\b"),
     ("syntax", r"syntax ?error|unexpected token|parse error"),
+    ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
 ]]
 
 
-def error_class(normalized_result: str) -> str | None:
-    """The first error class whose pattern occurs early in a result, or None."""
+def error_class(normalized_result: str, is_error: bool = False) -> str | None:
+    """The first error class whose pattern occurs early in a result; "other" for an error that
+    fits none (the same-error signal then relies on the errors' shared content); else None."""
     head = normalized_result[:600]
-    return next((name for name, pattern in _ERROR_CLASSES if pattern.search(head)), None)
+    found = next((name for name, pattern in _ERROR_CLASSES if pattern.search(head)), None)
+    return found or ("other" if is_error else None)
 
 
-SHINGLE = 1
 _TOKEN = re.compile(r"\w+")
 
 
 def result_sketch(normalized_result: str) -> tuple[np.ndarray, int]:
-    """Bottom-k MinHash sketch of the word shingles of a (bounded) result, and the number of
-    distinct shingles. Two sketches estimate Jaccard and containment of the results' contents,
-    so "same result" is judged on content — words, not punctuation, layout or embeddings."""
-    words = _TOKEN.findall(excerpt(normalized_result, SKETCH_CHARS))
+    """Bottom-k MinHash sketch of the distinct words of a result, and their number. Two sketches
+    estimate Jaccard and containment of the results' vocabularies, so "same result" is judged on
+    content — words, not punctuation, layout or embeddings."""
+    words = set(_TOKEN.findall(normalized_result))
     if not words:
         return _EMPTY_SKETCH, 0
     ids = np.fromiter((zlib.crc32(w.encode("utf-8", errors="replace")) for w in words), dtype=np.uint64,
                       count=len(words))
-    n = min(SHINGLE, len(ids))
-    mixed = ids[: len(ids) - n + 1].copy()
-    for k in range(1, n):
-        mixed = mixed * np.uint64(0x9E3779B1) ^ ids[k: len(ids) - n + 1 + k]
-    mixed = (mixed ^ (mixed >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
+    mixed = (ids ^ (ids >> np.uint64(15))) * np.uint64(0xBF58476D1CE4E5B9)
     hashes = np.unique((mixed >> np.uint64(32)).astype(np.uint32))
     return hashes[:SKETCH_SIZE], int(hashes.size)
 

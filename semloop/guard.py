@@ -55,7 +55,8 @@ class LoopGuard:
 
     def check(self, tool: str, tool_input: Any) -> Verdict:
         """Before a call: "stop" if it continues a loop already warned about to the limit (or the
-        run was stopped), else "allow". Cheap: hashing only, no embedding, state unchanged."""
+        run was stopped), else "allow". Cheap: hashing only, no embedding. A refusal is the hard
+        stop: the guard is then `stopped`, so a model that retries the refused call cannot go on."""
         try:
             return self._check(str(tool), tool_input)
         except Exception as exc:
@@ -103,8 +104,8 @@ class LoopGuard:
             result_hash=features.digest(result),
             result_sketch=sketch,
             result_size=size,
-            is_error=is_error or features.looks_like_error(result),
-            error_class=features.error_class(result),
+            is_error=is_error,
+            error_class=features.error_class(result, is_error),
             entities=features.entities(tool_input),
             call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
         )
@@ -112,6 +113,7 @@ class LoopGuard:
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
         state, cfg = self.state, self.config.for_tool(tool)
         step = self._step(tool, tool_input, output, is_error)
+        step.is_error = step.is_error or step.error_class is not None
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = not step.is_error and all(signals.result_match(step, prev) < cfg.result_threshold
                                                    for prev in state.window)
@@ -135,6 +137,7 @@ class LoopGuard:
         looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings
         if not (state.stopped or looping):
             return Verdict("allow", state.steps_seen)
+        state.stopped = True
         text = messages.render("stop_check", cfg.language, cfg.messages, tool=tool,
                                steps=_steps_text(state.last_related), warnings=state.warnings)
         return Verdict("stop", state.steps_seen, (), text)

@@ -15,7 +15,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
                  "approach, or telling the user what is blocking progress, would help more."),
         "stop": ("semloop stopped this run: the agent repeated the same action without progress "
                  "({reasons}; steps {steps}) after {warnings} earlier warning(s). The last repeated call "
-                 "was {tool}: {call}. Nothing after that point was run; the work done so far is kept."),
+                 "was {tool}: {call}. The run ends here; the work done so far is kept."),
         "stop_check": ("semloop blocked this {tool} call: it repeats a loop that was already flagged "
                        "{warnings} time(s) (steps {steps}). The call was not run."),
     },
@@ -24,7 +24,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
                  "再次执行不太可能得到新信息。换一种方法，或告诉用户是什么阻碍了进展，会更有帮助。"),
         "stop": ("semloop 已停止本次运行：代理在 {warnings} 次提醒之后仍重复同一操作而没有进展"
                  "（{reasons}；步骤 {steps}）。最后一次重复的调用是 {tool}：{call}。"
-                 "此后没有执行任何操作；之前完成的工作均已保留。"),
+                 "运行在此结束；之前完成的工作均已保留。"),
         "stop_check": "semloop 阻止了此次 {tool} 调用：它重复了一个已被提醒 {warnings} 次的循环（步骤 {steps}）。该调用未执行。",
     },
 }

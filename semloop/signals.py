@@ -21,6 +21,7 @@ SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
 _CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
 ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
+GENERIC_ERRORS = frozenset({"exit", "other"})
 ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
 
 
@@ -105,14 +106,17 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     """
     if not step.is_error or step.error_class is None:
         return None
+    # A specific reason (permission, not found, ...) shared by varied attempts needs only some
+    # shared content; a generic failure ("exit code 1") must be the same failure.
+    overlap = cfg.result_threshold if step.error_class in GENERIC_ERRORS else ERROR_OVERLAP
     hits = []
     for prev in since_progress(state):
         if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
         sim = result_match(step, prev)
-        if sim < ERROR_OVERLAP:
+        if sim < overlap:
             sim = content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size)
-        if sim >= ERROR_OVERLAP:
+        if sim >= overlap:
             hits.append((prev.index, sim))
     if len(hits) < cfg.error_repeats:
         return None

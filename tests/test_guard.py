@@ -33,8 +33,17 @@ def test_check_is_cheap_and_refuses_a_known_loop_only():
     before = guard.state.steps_seen
     denied = guard.check("Bash", {"command": "cat  /tmp/test.txt"})  # normalized form of the loop
     assert denied.action == "stop" and "not run" in denied.message
+    assert guard.state.steps_seen == before  # check never records a step
+    assert guard.stopped  # a refusal is the hard stop: retrying cannot go on forever
+    assert guard.check("Bash", {"command": "ls /tmp"}).action == "stop"
+
+
+def test_check_allows_other_calls_while_warned():
+    guard = LoopGuard()
+    for _ in range(4):
+        guard.record(*LOOP)
     assert guard.check("Bash", {"command": "ls /tmp"}).action == "allow"
-    assert guard.state.steps_seen == before  # check never records
+    assert not guard.stopped
 
 
 def test_progress_forgives_earlier_warnings():
