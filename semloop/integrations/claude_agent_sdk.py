@@ -108,8 +108,9 @@ class SemloopHooks:
                 reason = f"{reason} {REFUSE_NOTE}"
             out: dict[str, Any] = {"hookSpecificOutput": {
                 "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
-            # halt: the run was stopped and yet goes on, or the model keeps retrying denied calls
-            if self.halt_on_stop and (guard.stopped or denials > self.max_denials):
+            # The first refusal lets the model tell the user what blocked it; the guard is stopped
+            # from then on, so any further tool call is refused too, and then the run is halted.
+            if self.halt_on_stop and denials > self.max_denials:
                 out.update({"continue_": False, "stopReason": reason})
             return out
         except Exception as exc:
