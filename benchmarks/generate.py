@@ -209,6 +209,15 @@ class Ctx:
 
     # ---- split-aware vocabulary
     def pool(self, lst):
+        key = (id(lst), self.split)
+        if id(lst) in _CONST_LIST_IDS:
+            hit = _POOL_CACHE.get(key)
+            if hit is None:
+                hit = _POOL_CACHE[key] = self._pool(lst)
+            return hit
+        return self._pool(lst)
+
+    def _pool(self, lst):
         n = len(lst)
         if n >= 8:
             if self.split == "dev":
@@ -539,7 +548,7 @@ class World:
     # ---- loops (generic parts)
     def loop_exact(self):
         scen, p, keys = self.stuck()
-        vol = self.c.chance(0.3)
+        vol = self.c.chance(0.45)
         k = self.rep(3, 8)
         steps = [p.step(fresh=vol and i > 0) for i in range(k)]
         self.reserve(steps, keys)
@@ -774,6 +783,8 @@ class Project:
         return hits
 
     def symbols(self):
+        if getattr(self, "_symbols", None) is not None:
+            return self._symbols
         out = []
         for f in self.files:
             if f.startswith("src/") and not f.endswith("__init__.py"):
@@ -783,6 +794,7 @@ class Project:
                         name = s.split(" ", 1)[1].split("(")[0].split(":")[0]
                         if name not in out:
                             out.append(name)
+        self._symbols = out
         return out
 
     def failures(self, mod, n):
@@ -1419,7 +1431,8 @@ class DevWorld(World):
         c, p = self.c, self.p
         rel = f"src/{p.pkg}/{c.r.choice(sorted(p.big))}.py"
         lines = p.content(rel).split("\n")
-        size = c.r.choice([80, 100, 120, 150, 200])
+        fits = [x for x in (40, 50, 60, 80, 100, 120, 150, 200) if x * 3 <= len(lines)]
+        size = c.r.choice(fits[-4:] if fits else [max(10, len(lines) // 3)])
         steps = []
         off = 1
         while off <= len(lines) and len(steps) < 7:
@@ -1944,7 +1957,7 @@ class SqlWorld(World):
     def f_top_products(self):
         c = self.c
         n = c.r.choice([5, 10])
-        rows = sorted([[f"SKU-{c.rint(1000, 9999)}", p, c.rint(20, 9000)] for p in c.r.sample(PRODUCTS, n)], key=lambda r: -r[2])
+        rows = sorted([[f"SKU-{c.rint(1000, 9999)}", p, c.rint(20, 9000)] for p in c.sample(PRODUCTS, n)], key=lambda r: -r[2])
         return "top_products", self.q(f"SELECT p.sku, p.name, SUM(oi.quantity) AS units FROM order_items oi JOIN products p ON p.sku = oi.sku GROUP BY p.sku, p.name ORDER BY units DESC LIMIT {n};",
                                       ascii_table(["sku", "name", "units"], rows))
 
@@ -2196,7 +2209,7 @@ class HttpWorld(World):
                  "created_at": c.ts(), "last_login_at": c.ts(), "teams": c.r.sample(["core", "growth", "infra", "support", "data"], c.rint(1, 3))}
         elif res == "orders":
             r = {"id": f"ord_{c.hexid(12)}", "number": rid, "status": c.r.choice(ORDER_STATUSES), "currency": "USD",
-                 "items": [{"sku": f"SKU-{c.rint(1000, 9999)}", "name": pn, "qty": c.rint(1, 4), "unit_price": c.rint(5, 400) + 0.99} for pn in c.r.sample(PRODUCTS, c.rint(1, 4))],
+                 "items": [{"sku": f"SKU-{c.rint(1000, 9999)}", "name": pn, "qty": c.rint(1, 4), "unit_price": c.rint(5, 400) + 0.99} for pn in c.sample(PRODUCTS, c.rint(1, 4))],
                  "shipping": {"carrier": c.r.choice(["UPS", "FedEx", "DHL", "USPS"]), "tracking": c.hexid(16).upper(), "city": c.choice(CITIES)[0]}, "created_at": c.ts()}
             r["total"] = round(sum(i["qty"] * i["unit_price"] for i in r["items"]), 2)
         elif res == "invoices":
@@ -2438,7 +2451,7 @@ class FunctionsWorld(World):
             c = self.c
             st = c.r.choice(["processing", "shipped", "in_transit", "delivered", "awaiting_payment", "cancelled"])
             self._orders[oid] = {"order_id": oid, "status": st, "placed_at": c.ts()[:10],
-                                 "items": [{"name": p, "qty": c.rint(1, 3)} for p in c.r.sample(PRODUCTS, c.rint(1, 3))],
+                                 "items": [{"name": p, "qty": c.rint(1, 3)} for p in c.sample(PRODUCTS, c.rint(1, 3))],
                                  "carrier": c.r.choice(["UPS", "FedEx", "DHL", "USPS"]) if st in ("shipped", "in_transit", "delivered") else None,
                                  "estimated_delivery": c.ts()[:10] if st in ("shipped", "in_transit") else None, "total": round(c.r.uniform(12, 900), 2)}
         return self._orders[oid]
@@ -3043,6 +3056,12 @@ WORLD_CLASS = {"shell": DevWorld, "claude_code": DevWorld, "claude_code_web": We
                "http": HttpWorld, "browser": BrowserWorld, "openai_functions": FunctionsWorld, "python": PythonWorld}
 
 
+# pool() results are cached only for these module-level vocabulary lists (never for temporaries)
+_POOL_CACHE: dict = {}
+_CONST_LIST_IDS = {id(v) for v in list(globals().values()) if isinstance(v, list)}
+_CONST_LIST_IDS |= {id(v) for v in FACT_PHRASINGS.values()}
+
+
 def _pick_world(c: Ctx, kind: str, negative: bool):
     cands = [(n, w, f) for n, w, f in WORLDS if kind in (WORLD_CLASS[n].NEGS if negative else WORLD_CLASS[n].LOOPS)]
     tot = sum(w for _, w, _ in cands)
@@ -3062,8 +3081,6 @@ def _has_noise(kind, steps):
     for s in steps:
         k = "all" if kind == "normalized" else sig(s)
         groups.setdefault(k, set()).add(json.dumps(s["output"], sort_keys=True))
-    if kind == "count":
-        return max(len(v) for v in groups.values() if len(v) >= 1) > 1 and any(len(v) > 1 for v in groups.values())
     return any(len(v) > 1 for v in groups.values())
 
 

@@ -221,12 +221,16 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
 ]]
 
 
+_ANY_ERROR = re.compile("|".join(f"(?P<{name}>{pattern.pattern})" for name, pattern in _ERROR_CLASSES))
+
+
 def error_class(normalized_result: str, is_error: bool = False) -> str | None:
     """The first error class whose pattern occurs early in a result; "other" for an error that
     fits none (the same-error signal then relies on the errors' shared content); else None."""
     head = normalized_result[:600]
-    found = next((name for name, pattern in _ERROR_CLASSES if pattern.search(head)), None)
-    return found or ("other" if is_error else None)
+    if _ANY_ERROR.search(head):  # one pass for the common case: no error at all
+        return next(name for name, pattern in _ERROR_CLASSES if pattern.search(head))
+    return "other" if is_error else None
 
 
 _TOKEN = re.compile(r"\w+")
