@@ -185,7 +185,6 @@ _VOLATILE = re.compile(
 )
 SKETCH_SIZE = 64
 SKETCH_CHARS = 32_000
-_EMPTY_SKETCH = np.zeros(0, dtype=np.uint32)
 
 
 # Only tokens that start with a digit (or a hex uuid) can be volatile: find those with a cheap
@@ -224,30 +223,39 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
 _ANY_ERROR = re.compile("|".join(f"(?P<{name}>{pattern.pattern})" for name, pattern in _ERROR_CLASSES))
 
 
-def error_class(normalized_result: str, is_error: bool = False) -> str | None:
-    """The first error class whose pattern occurs early in a result; "other" for an error that
-    fits none (the same-error signal then relies on the errors' shared content); else None."""
-    head = normalized_result[:600]
+def error_class(text: str, is_error: bool = False) -> str | None:
+    """The error class of a result: the first class whose pattern occurs early in it; "other"
+    for a flagged error that fits none (the same-error signal then relies on the errors' shared
+    content); else None. An output not flagged as an error is judged on its first line only — a
+    source file or web page that *mentions* "timeout" or "not found" is not an error."""
+    head = (text[:600] if is_error else text.lstrip()[:200].split("\n", 1)[0]).casefold()
     if _ANY_ERROR.search(head):  # one pass for the common case: no error at all
         return next(name for name, pattern in _ERROR_CLASSES if pattern.search(head))
     return "other" if is_error else None
 
 
+def result_head(text: str) -> str:
+    """Digest of a result's first non-empty line, normalized: what the result is *about* (a page's
+    title and URL, a table's header, a command's status line)."""
+    first = next((line for line in text[:2000].splitlines() if line.strip()), "")
+    return digest(normalize_result(first[:500]))
+
+
 _TOKEN = re.compile(r"\w+")
 
 
-def result_sketch(normalized_result: str) -> tuple[np.ndarray, int]:
-    """Bottom-k MinHash sketch of the distinct words of a result, and their number. Two sketches
-    estimate Jaccard and containment of the results' vocabularies, so "same result" is judged on
-    content — words, not punctuation, layout or embeddings."""
+def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
+    """Bottom-k MinHash sketch of the distinct words of a result (the k smallest word hashes),
+    and their number. Two sketches estimate Jaccard and containment of the results' vocabularies,
+    so "same result" is judged on content — words, not punctuation, layout or embeddings."""
     words = set(_TOKEN.findall(normalized_result))
     if not words:
-        return _EMPTY_SKETCH, 0
+        return (), 0
     ids = np.fromiter((zlib.crc32(w.encode("utf-8", errors="replace")) for w in words), dtype=np.uint64,
                       count=len(words))
-    mixed = (ids ^ (ids >> np.uint64(15))) * np.uint64(0xBF58476D1CE4E5B9)
-    hashes = np.unique((mixed >> np.uint64(32)).astype(np.uint32))
-    return hashes[:SKETCH_SIZE], int(hashes.size)
+    mixed = np.sort(((ids ^ (ids >> np.uint64(15))) * np.uint64(0xBF58476D1CE4E5B9)) >> np.uint64(32))
+    distinct = mixed[np.concatenate(([True], mixed[1:] != mixed[:-1]))]  # not np.unique: it imports numpy.ma
+    return tuple(distinct[:SKETCH_SIZE].tolist()), int(distinct.size)
 
 
 SHORT_RESULT = 30
@@ -255,19 +263,21 @@ SHORT_RESULT = 30
 in a short result one changed word (Pending → Running) is the whole news."""
 
 
-def content_similarity(a: np.ndarray, size_a: int, b: np.ndarray, size_b: int) -> float:
-    """Max of estimated Jaccard and containment of two results (1.0 = same content)."""
+def content_similarity(a: tuple[int, ...], size_a: int, b: tuple[int, ...], size_b: int) -> tuple[float, float]:
+    """Estimated (Jaccard, containment of the smaller in the larger) of two results' words.
+
+    Jaccard says "the same text"; containment also says "one is a part of the other" (`head -n`
+    of a file vs `cat`), which is only evidence of the same action when the calls differ: for
+    one identical call, a shorter result (fewer failing tests) is news.
+    """
     if size_a == 0 or size_b == 0:
-        return 1.0 if size_a == size_b else 0.0
-    union_sketch = np.union1d(a, b)[:SKETCH_SIZE]
-    if union_sketch.size == 0:
-        return 0.0
-    both = np.intersect1d(np.intersect1d(a, b, assume_unique=True), union_sketch, assume_unique=True).size
-    jaccard = both / union_sketch.size
-    # containment of the smaller in the larger, from |A∩B| = J(|A|+|B|)/(1+J)
-    intersection = jaccard * (size_a + size_b) / (1.0 + jaccard)
-    containment = min(1.0, intersection / min(size_a, size_b))
-    # a few words ("OK") contained in a large result are not "the same result"
-    if min(size_a, size_b) < 8:
-        containment = jaccard
-    return max(jaccard, containment)
+        same = 1.0 if size_a == size_b else 0.0
+        return same, same
+    set_a, set_b = set(a), set(b)
+    union_sketch = sorted(set_a | set_b)[:SKETCH_SIZE]
+    both = sum(1 for h in union_sketch if h in set_a and h in set_b)
+    jaccard = both / len(union_sketch)
+    if min(size_a, size_b) < 8:  # a few words ("OK") inside a large result are not the same result
+        return jaccard, jaccard
+    intersection = jaccard * (size_a + size_b) / (1.0 + jaccard)  # |A∩B| = J(|A|+|B|)/(1+J)
+    return jaccard, min(1.0, intersection / min(size_a, size_b))

@@ -90,7 +90,8 @@ class LoopGuard:
 
     def _step(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> StepRecord:
         cfg = self.config
-        result = features.normalize_result(features.render_value(output))
+        text = features.render_value(output)
+        result = features.normalize_result(text)
         sketch, size = features.result_sketch(result)
         vec = None
         if cfg.detector == "semantic":
@@ -102,10 +103,11 @@ class LoopGuard:
             norm_sig=features.normalized_signature(tool, tool_input),
             call_vec=vec,
             result_hash=features.digest(result),
+            result_head=features.result_head(text),
             result_sketch=sketch,
             result_size=size,
             is_error=is_error,
-            error_class=features.error_class(result, is_error),
+            error_class=features.error_class(text, is_error),
             entities=features.entities(tool_input),
             call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
         )
@@ -115,8 +117,8 @@ class LoopGuard:
         step = self._step(tool, tool_input, output, is_error)
         step.is_error = step.is_error or step.error_class is not None
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        step.novel = not step.is_error and all(signals.result_match(step, prev) < cfg.result_threshold
-                                                   for prev in state.window)
+        step.novel = not step.is_error and all(signals.result_match(step, prev, containment=True)
+                                                   < cfg.result_threshold for prev in state.window)
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index

@@ -22,7 +22,8 @@ SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 _CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
 ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
 GENERIC_ERRORS = frozenset({"exit", "other"})
-ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
+ENTITY_OVERLAP = 0.5
+SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap  # reworded calls must act on mostly the same paths / ids / numbers
 
 
 # -- pairwise relations ----------------------------------------------------------------------
@@ -39,14 +40,24 @@ def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
     return "paraphrase", float(np.dot(a.call_vec, b.call_vec))
 
 
-def result_match(a: StepRecord, b: StepRecord) -> float:
+def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> float:
     """Content similarity of two results, 0..1: 1.0 when equal after normalization; short results
-    (see `features.SHORT_RESULT`) are either equal or different."""
+    (see `features.SHORT_RESULT`) are either equal or different.
+
+    `containment` also counts one result being a part of the other — evidence of the same action
+    when the calls differ (`head -n` vs `cat`), but not for one identical call, where a shorter
+    result (fewer failing tests) is news. Results with the same first line (same page title and
+    URL, same table header) are the same when their words mostly agree (`SAME_HEAD_JACCARD`):
+    re-rendered pages and OCR'd screenshots vary a lot in wording, never in their title.
+    """
     if a.result_hash == b.result_hash:
         return 1.0
     if min(a.result_size, b.result_size) < SHORT_RESULT:
         return 0.0
-    return content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
+    jaccard, contained = content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
+    if a.result_head == b.result_head and jaccard >= SAME_HEAD_JACCARD:
+        return max(jaccard, 1.0 - (1.0 - jaccard) / 2)  # halfway to 1: same subject, noisy body
+    return max(jaccard, contained) if containment else jaccard
 
 
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
@@ -64,7 +75,7 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     if kind == "paraphrase" and entity_overlap(a.entities, b.entities) < ENTITY_OVERLAP:
         return None  # the same tool over different entities: not a repeat
     if call_sim >= cfg.call_threshold:
-        res_sim = result_match(a, b)
+        res_sim = result_match(a, b, containment=kind == "paraphrase")
         return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
     if a.result_hash == b.result_hash and a.result_size >= SHORT_RESULT and related(a, b, cfg):
         return "paraphrase", call_sim
@@ -108,14 +119,15 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         return None
     # A specific reason (permission, not found, ...) shared by varied attempts needs only some
     # shared content; a generic failure ("exit code 1") must be the same failure.
-    overlap = cfg.result_threshold if step.error_class in GENERIC_ERRORS else ERROR_OVERLAP
+    generic = step.error_class in GENERIC_ERRORS
+    overlap = cfg.result_threshold if generic else ERROR_OVERLAP
     hits = []
     for prev in since_progress(state):
         if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
         sim = result_match(step, prev)
-        if sim < overlap:
-            sim = content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size)
+        if sim < overlap and generic is False:  # short specific errors may share only a path
+            sim = max(content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size))
         if sim >= overlap:
             hits.append((prev.index, sim))
     if len(hits) < cfg.error_repeats:
@@ -171,7 +183,7 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
             state.clusters.popitem(last=False)
     step.cluster = best_id
     seen_result = any(h == step.result_hash or (min(n, step.result_size) >= SHORT_RESULT and content_similarity(
-        sk, n, step.result_sketch, step.result_size) >= cfg.result_threshold) for h, sk, n in cluster.results)
+        sk, n, step.result_sketch, step.result_size)[0] >= cfg.result_threshold) for h, sk, n in cluster.results)
     # A short acknowledgement ("file updated") says nothing about progress unless the call itself
     # was made before: successive edits of one file are work, re-running `git status` is not.
     is_stale = seen_result and (step.result_size >= SHORT_RESULT or step.norm_sig in cluster.calls)

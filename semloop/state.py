@@ -23,7 +23,8 @@ class StepRecord:
     norm_sig: str
     call_vec: np.ndarray | None  # unit vector; None for detectors that embed nothing
     result_hash: str
-    result_sketch: np.ndarray
+    result_head: str  # digest of the first line (features.result_head)
+    result_sketch: tuple  # bottom-k word hashes (features.result_sketch)
     result_size: int
     is_error: bool
     error_class: str | None  # "permission", "not_found", ... (see features.error_class)

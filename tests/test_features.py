@@ -75,16 +75,22 @@ def test_content_similarity_judges_content_not_layout():
     s1, n1 = F.result_sketch(F.normalize_result(page))
     s2, n2 = F.result_sketch(F.normalize_result(same_reformatted))
     s3, n3 = F.result_sketch(F.normalize_result(other))
-    assert F.content_similarity(s1, n1, s2, n2) == 1.0
-    assert F.content_similarity(s1, n1, s3, n3) < 0.1
+    assert F.content_similarity(s1, n1, s2, n2) == (1.0, 1.0)
+    assert max(F.content_similarity(s1, n1, s3, n3)) < 0.1
     head, nh = F.result_sketch(F.normalize_result(" ".join(f"word{i}" for i in range(100))))
-    assert F.content_similarity(head, nh, s1, n1) > 0.8  # `head -n` of a file vs the whole file
+    jaccard, containment = F.content_similarity(head, nh, s1, n1)
+    assert jaccard < 0.5 and containment > 0.8  # `head -n` of a file vs the whole file
 
 
 def test_error_classes():
-    assert F.error_class(F.normalize_result("cat: /etc/shadow: Permission denied")) == "permission"
-    assert F.error_class(F.normalize_result("ls: cannot access 'x': No such file or directory")) == "not_found"
+    assert F.error_class("cat: /etc/shadow: Permission denied", is_error=True) == "permission"
+    assert F.error_class("ls: cannot access 'x': No such file or directory") == "not_found"
     assert F.error_class("all good") is None
+    assert F.error_class("all good", is_error=True) == "other"
+    # a file that *mentions* errors is not an error: unflagged outputs are judged on their first line
+    source = '"""Retry helpers."""\nclass TimeoutError(Exception):\n    """Permission denied by upstream."""'
+    assert F.error_class(source) is None
+    assert F.error_class(source, is_error=True) == "permission"  # most specific class first
 
 
 def test_render_value_of_structured_outputs():

@@ -25,6 +25,8 @@ def add_cli(subparsers) -> None:
     p.add_argument("--config", metavar="PATH", help="base JSON/TOML config (thresholds etc.) for every detector")
     p.add_argument("--latency-steps", type=int, default=1000, metavar="N",
                    help="steps timed per detector for the latency table (default 1000)")
+    p.add_argument("--latency-budget", type=float, default=20.0, metavar="SEC",
+                   help="stop timing a detector after this many seconds of timed calls (default 20)")
     p.add_argument("--perf-runs", type=int, default=5, metavar="N",
                    help="fresh-process runs for import/first-verdict timing; 0 skips them (default 5)")
     p.add_argument("--no-sweep", action="store_true", help="skip the call-threshold sweep")
@@ -69,7 +71,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     detectors = parse_detectors(args.detectors)
     results = run_bench(args.data, detectors, _base_config(args), progress=_progress(args),
-                        latency_steps=args.latency_steps, perf_runs=args.perf_runs, sweep=not args.no_sweep)
+                        latency_steps=args.latency_steps, latency_budget_s=args.latency_budget,
+                        perf_runs=args.perf_runs, sweep=not args.no_sweep)
     written = write_results(results, args.out, plots=not args.no_plots)
     print(_bench_summary(results))
     print("wrote " + ", ".join(str(p) for p in written))

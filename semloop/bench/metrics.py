@@ -1,20 +1,20 @@
-"""Benchmark metrics over per-trace outcomes. Undefined values are ``nan`` (river-style), never 0.
+"""Benchmark metrics over per-trace outcomes. Undefined values are `nan` (river-style), never 0.
 
-Definitions (also written into every report):
+Definitions (the part below is copied into every report):
 
-- A trace is *flagged* when the detector produced any warn or stop (``first_flag`` is not None).
+- A trace is *flagged* when the detector produced any warn or stop (`first_flag` is not None).
 - Trace level: TP = flagged loop trace, FP = flagged non-loop trace, FN = unflagged loop trace.
   precision = TP / (TP + FP), recall = TP / (TP + FN), F1 = harmonic mean,
   FPR = FP / non-loop traces.
-- *Hard negatives*: non-loop traces with ``meta.negative_kind`` set (synthetic look-alikes of
-  loops). A data file that annotates no negative kinds at all (the real traces) counts all of its
+- *Hard negatives*: non-loop traces with `meta.negative_kind` set to a look-alike kind (anything
+  but "normal": polling, pagination, one retry, ...). A data file that annotates no negative kinds at all (the real traces) counts all of its
   non-loop traces as hard negatives: real clean runs are exactly the look-alikes that matter.
 - *Early* flags: loop traces flagged before the labelled onset. They count as TPs at trace level,
   are reported separately, and are left out of the delay statistics.
 - *Delay* = first_flag - onset, in steps, over detected loop traces with first_flag >= onset.
-- *Steps saved*: on a loop trace stopped at step ``s`` (first hard block), the ``n - 1 - s`` later
+- *Steps saved*: on a loop trace stopped at step `s` (first hard block), the `n - 1 - s` later
   steps would not run; 0 when there is no stop. Summed over loop traces, and as a fraction of all
-  loop-trace steps from the onset on (``n - onset``). *Steps cut* is the same sum on non-loop
+  loop-trace steps from the onset on (`n - onset`). *Steps cut* is the same sum on non-loop
   traces: legitimate work a stop would have killed.
 """
 
@@ -153,7 +153,7 @@ def summarize(outcomes: Iterable[TraceOutcome]) -> dict[str, Any]:
 
 
 def by_kind(outcomes: Iterable[TraceOutcome]) -> dict[str, dict[str, Any]]:
-    """Recall and delay per loop kind; FPR per negative kind (``loop:<kind>`` / ``neg:<kind>``)."""
+    """Recall and delay per loop kind; FPR per negative kind (`loop:<kind>` / `neg:<kind>`)."""
     groups: dict[str, list[TraceOutcome]] = {}
     for o in outcomes:
         if o.loop:

@@ -162,11 +162,13 @@ def _perf_section(results: dict[str, Any]) -> list[str]:
     parts = ["## Latency and memory (same run)", ""]
     lat = results.get("latency") or {}
     if lat:
-        parts += [f"Per `LoopGuard.record` call on a sample of {results['meta'].get('latency_sample_steps')} steps "
-                  "(real guard: features and embedding included; fresh guard and per-session text cache per "
-                  "trace; models loaded and warmed first).", "",
-                  table(["detector", "p50 ms", "p99 ms", "mean ms", "p50 × exact"],
-                        [[f"`{d}`", fmt(r["p50_ms"], 3), fmt(r["p99_ms"], 3), fmt(r["mean_ms"], 3),
+        meta = results["meta"]
+        parts += [f"Per `LoopGuard.record` call on a sample of up to {meta.get('latency_sample_steps')} steps "
+                  f"(at most {meta.get('latency_budget_s')} s of timed calls per detector; real guard: features "
+                  "and embedding included; fresh guard and per-session text cache per trace; models loaded and "
+                  "warmed first). Absolute times depend on the machine and its load; the ratios travel better.", "",
+                  table(["detector", "steps timed", "p50 ms", "p99 ms", "mean ms", "p50 × exact"],
+                        [[f"`{d}`", r["steps"], fmt(r["p50_ms"], 3), fmt(r["p99_ms"], 3), fmt(r["mean_ms"], 3),
                           fmt(r["p50_vs_exact"], 1)] for d, r in lat.items()]), ""]
     proc = results.get("process") or {}
     rows = []
@@ -232,6 +234,7 @@ def plot_delays(results: dict[str, Any], path: Path) -> Path | None:
         ax.scatter(overall[d]["delays"], ys, s=8, alpha=0.4, color="tab:blue", zorder=3)
     ax.set_yticks(range(1, len(dets) + 1))
     ax.set_yticklabels([f"{d} (n={len(overall[d]['delays'])})" for d in dets], fontsize=8)
+    ax.invert_yaxis()  # first detector on top, as in the tables
     ax.set_xlabel("detection delay (steps after labelled onset)")
     ax.set_title("Detection delay on detected loops (early flags excluded)")
     ax.grid(alpha=0.3, axis="x")

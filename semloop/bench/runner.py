@@ -38,6 +38,7 @@ DETECTORS: dict[str, tuple[str, str | None]] = {
     "roo-code": ("roo-code", None),
     "crewai": ("crewai", None),
 }
+EASY_NEGATIVE_KINDS = {"normal", "none", "easy"}  # negative_kind values that are not look-alikes
 SEMANTIC_BACKENDS = {name: emb for name, (det, emb) in DETECTORS.items() if det == "semantic"}
 
 
@@ -148,7 +149,7 @@ def prepare(datasets: Sequence[Dataset], base: Config, progress: bool = False) -
                     record.index = i
                     records.append(record)
                     texts.append(features.call_text(tool, step.input, base.max_text_chars))
-                hard = not loop and (neg is not None or not annotated)
+                hard = not loop and ((neg is not None and neg not in EASY_NEGATIVE_KINDS) or not annotated)
                 out.append(Prepared(ds.name, trace, records, texts, loop, onset, kind, neg, hard))
                 bar.update(1)
     return out
@@ -265,7 +266,7 @@ def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
 
 
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
-              progress: bool = False, latency_steps: int = 1000, perf_runs: int = 5,
+              progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
               sweep: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Accuracy, delay, steps saved, threshold sweep and latency/memory for `detectors` on the
     labelled trace files `paths`. Returns a JSON-able dict (nan for undefined values)."""
@@ -325,7 +326,8 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     with progress_bar(len(run), "latency", progress) as bar:
         for n in run:
             backend = DETECTORS[n][1]
-            latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedders.get(backend)))
+            latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedders.get(backend),
+                                                                   latency_budget_s))
             bar.update(1)
     perf.add_ratios(latency)
     process = perf.process_costs(perf_runs) if perf_runs > 0 else {}
@@ -341,7 +343,8 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "meta": {"semloop": __version__, "python": platform.python_version(), "platform": platform.platform(),
                  "cpus": os_cpus(), "seconds": round(time.time() - started, 1),
                  "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "base_config": base.to_dict(),
-                 "latency_sample_steps": sum(len(p.trace.steps) for p in sample)},
+                 "latency_sample_steps": sum(len(p.trace.steps) for p in sample),
+                 "latency_budget_s": latency_budget_s},
         "datasets": [describe(d) for d in datasets],
         "detectors": run,
         "skipped": skipped,
@@ -351,7 +354,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "sweep": sweeps,
         "latency": latency,
         "process": process,
-        "definitions": (metrics.__doc__ or "").strip(),
+        "definitions": (metrics.__doc__ or "").split("copied into every report):", 1)[-1].strip(),
         "outcomes": {n: [o.to_dict() for o in outcomes[n]] for n in run},
     }
 

@@ -396,10 +396,10 @@ def _resume(key: str, db: str | None) -> dict:
     store = _store(db)
     try:
         state = store.load(key)
-        if state is None or not (state.stopped or state.warnings):
+        if state is None or not state.stopped:  # mid-loop warnings stand: the prompt may be unrelated
             return {}
         with store.transaction(key) as txn:
-            if txn.state is not None:
+            if txn.state is not None and txn.state.stopped:
                 txn.state.stopped = False
                 txn.state.warnings = 0
                 txn.state.clean_streak = 0
