@@ -154,6 +154,7 @@ def _leaves(value: Any, out: list[str]) -> None:
         out.append(str(value))
 
 
+_TOKEN = re.compile(r"\w+")
 _ENTITY = re.compile(r"[\w.~-]*[/.:@#=][\w./~:@#=?&%-]*\w|\b\w*\d\w*\b")
 
 
@@ -164,7 +165,21 @@ def entities(tool_input: Any, limit: int = 64) -> frozenset[str]:
     found: list[str] = []
     _leaves(to_jsonable(tool_input), found)
     tokens = _ENTITY.findall(excerpt(" ".join(found), 4000).casefold())
-    return frozenset(t.strip("./") or t for t in tokens[:limit])
+    # a path is named by its last component: `docs/a.md` and `/home/me/repo/docs/a.md` are one file
+    return frozenset(t.rstrip("/").rsplit("/", 1)[-1].strip(".") or t for t in tokens[:limit])
+
+
+def input_words(tool_input: Any, limit: int = 64) -> frozenset[str]:
+    """The words of a call's arguments (casefolded, bounded): what a result may merely echo."""
+    found: list[str] = []
+    _leaves(to_jsonable(tool_input), found)
+    return frozenset(_TOKEN.findall(excerpt(" ".join(found), 2000).casefold())[:limit])
+
+
+def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:
+    """The words of a short result (see `SHORT_RESULT`), kept so that two short results can be
+    compared without the parts that echo their calls (`"city": "TYO"` vs `"city": "Tokyo"`)."""
+    return tuple(_TOKEN.findall(normalized_result)) if size < SHORT_RESULT else ()
 
 
 def entity_overlap(a: frozenset[str], b: frozenset[str]) -> float:
@@ -239,9 +254,6 @@ def result_head(text: str) -> str:
     title and URL, a table's header, a command's status line)."""
     first = next((line for line in text[:2000].splitlines() if line.strip()), "")
     return digest(normalize_result(first[:500]))
-
-
-_TOKEN = re.compile(r"\w+")
 
 
 def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:

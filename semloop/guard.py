@@ -109,6 +109,8 @@ class LoopGuard:
             is_error=is_error,
             error_class=features.error_class(text, is_error),
             entities=features.entities(tool_input),
+            input_words=features.input_words(tool_input),
+            short_words=features.short_result_words(result, size),
             call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
         )
 

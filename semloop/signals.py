@@ -53,11 +53,21 @@ def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> flo
     if a.result_hash == b.result_hash:
         return 1.0
     if min(a.result_size, b.result_size) < SHORT_RESULT:
-        return 0.0
+        return 1.0 if same_short_result(a, b) else 0.0
     jaccard, contained = content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
     if a.result_head == b.result_head and jaccard >= SAME_HEAD_JACCARD:
         return max(jaccard, 1.0 - (1.0 - jaccard) / 2)  # halfway to 1: same subject, noisy body
     return max(jaccard, contained) if containment else jaccard
+
+
+def same_short_result(a: StepRecord, b: StepRecord) -> bool:
+    """Two short results that are equal once the words echoing either call are left out:
+    `{"city": "TYO", "temp": 36}` for city=TYO and `{"city": "Tokyo", "temp": 36}` for city=Tokyo."""
+    if not a.short_words or not b.short_words:
+        return False
+    echo = a.input_words | b.input_words
+    rest_a = [w for w in a.short_words if w not in echo]
+    return bool(rest_a) and rest_a == [w for w in b.short_words if w not in echo]
 
 
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
@@ -68,18 +78,25 @@ def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
 def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | None:
     """Same action with the same result (a stuck repeat), or None. Score = min of both sims.
 
-    Also a match: related calls (say `cat f`, `head -n 200 f` and Read(f)) returning the very same
-    substantial result — an identical page of content is strong evidence of the same action.
+    Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
+    `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
+    same content. Related calls that return the very same substantial result count too: `cat f`,
+    `head -n 200 f` and Read(f). (Merely *similar* results from loosely related calls do not:
+    clicking through a form on an unchanged page is work, not a loop.)
     """
     kind, call_sim = call_match(a, b)
-    if kind == "paraphrase" and entity_overlap(a.entities, b.entities) < ENTITY_OVERLAP:
+    if kind != "paraphrase":
+        res_sim = result_match(a, b)
+        return (kind, res_sim) if res_sim >= cfg.result_threshold else None
+    substantial = min(a.result_size, b.result_size) >= SHORT_RESULT
+    if a.result_hash == b.result_hash and substantial and related(a, b, cfg):
+        return kind, call_sim  # the very same substantial result from related calls
+    if entity_overlap(a.entities, b.entities) < ENTITY_OVERLAP:
         return None  # the same tool over different entities: not a repeat
-    if call_sim >= cfg.call_threshold:
-        res_sim = result_match(a, b, containment=kind == "paraphrase")
-        return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
-    if a.result_hash == b.result_hash and a.result_size >= SHORT_RESULT and related(a, b, cfg):
-        return "paraphrase", call_sim
-    return None
+    if call_sim < cfg.call_threshold:
+        return None
+    res_sim = result_match(a, b, containment=True)
+    return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
 
 
 def since_progress(state: SessionState) -> list[StepRecord]:

@@ -29,6 +29,8 @@ class StepRecord:
     is_error: bool
     error_class: str | None  # "permission", "not_found", ... (see features.error_class)
     entities: frozenset  # identifier-like tokens of the call (paths, ids, numbers)
+    input_words: frozenset  # words of the call's arguments
+    short_words: tuple  # words of a short result, () for a long one
     call_preview: str  # short text for messages
     novel: bool = True  # its result matched nothing in the window (errors are never novel)
     cluster: int = -1
