@@ -69,7 +69,7 @@ class Config:
     cluster_threshold: float = 0.9
     """Cosine similarity at which a call joins an existing session-wide cluster."""
 
-    cluster_stale_limit: int = 4
+    cluster_stale_limit: int = 3
     """A cluster that has grown this many times without producing a new result is flagged."""
 
     max_clusters: int = 256

@@ -96,8 +96,17 @@ def normalize_value(value: Any) -> Any:
     return value
 
 
+# Free-text commentary that models attach to calls (Claude Code's Bash `description`, "reason"
+# fields of custom tools): it varies between retries without changing what the call does.
+COMMENTARY_KEYS = frozenset({"description", "reason", "reasoning", "explanation", "thought", "thoughts",
+                             "rationale", "comment", "note", "justification"})
+
+
 def normalized_signature(tool: str, tool_input: Any) -> str:
-    return digest(canonical_json([normalize_text(tool), normalize_value(to_jsonable(tool_input))]))
+    value = to_jsonable(tool_input)
+    if isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k.casefold() not in COMMENTARY_KEYS}
+    return digest(canonical_json([normalize_text(tool), normalize_value(value)]))
 
 
 # -- text rendering --------------------------------------------------------------------------
@@ -228,24 +237,33 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("module", r"no module named|modulenotfounderror|cannot find module|importerror"),
     ("not_found", r"no such file|not found|does not exist|cannot access|enoent|\b404\b"),
     ("timeout", r"timed out|timeout"),
-    ("connection", r"connection refused|could not resolve|unreachable|econnrefused|connection reset"),
+    ("connection", r"connection refused|could not resolve|unreachable|econnrefused|connection reset|"
+                   r"failed to connect|could not connect|couldn't connect|connectionerror"),
     ("rate_limit", r"rate limit|too many requests|\b429\b"),
     ("syntax", r"syntax ?error|unexpected token|parse error"),
+    ("disk", r"no space left|enospc|disk (is )?full|quota exceeded|errno 28"),
+    ("memory", r"out of memory|cannot allocate memory|memoryerror|oomkilled"),
+    ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows)( found)?|"
+              r"found 0 |\b0 (results|matches|hits)\b"),
     ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
 ]]
 
 
+_EMPTY = dict(_ERROR_CLASSES)["empty"]
 _ANY_ERROR = re.compile("|".join(f"(?P<{name}>{pattern.pattern})" for name, pattern in _ERROR_CLASSES))
 
 
 def error_class(text: str, is_error: bool = False) -> str | None:
     """The error class of a result: the first class whose pattern occurs early in it; "other"
     for a flagged error that fits none (the same-error signal then relies on the errors' shared
-    content); else None. An output not flagged as an error is judged on its first line only — a
-    source file or web page that *mentions* "timeout" or "not found" is not an error."""
+    content); else None. A long output not flagged as an error is judged on its first line only —
+    a source file or web page that *mentions* "timeout" or "not found" is not an error. "empty"
+    (no rows, no results, `[]`) is the non-informative answer that varied attempts can keep getting."""
     head = (text[:600] if is_error else text.lstrip()[:200].split("\n", 1)[0]).casefold()
     if _ANY_ERROR.search(head):  # one pass for the common case: no error at all
         return next(name for name, pattern in _ERROR_CLASSES if pattern.search(head))
+    if not is_error and len(text) <= 300 and _EMPTY.search(text.strip().casefold()):
+        return "empty"  # a short answer is judged whole: "(0 rows)" comes after a table header
     return "other" if is_error else None
 
 

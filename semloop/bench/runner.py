@@ -155,7 +155,7 @@ def prepare(datasets: Sequence[Dataset], base: Config, progress: bool = False) -
     return out
 
 
-def embed_all(prepared: Sequence[Prepared], backend: str, embedder: Callable, batch: int = 256,
+def embed_all(prepared: Sequence[Prepared], backend: str, embedder: Callable, batch: int = 1024,
               progress: bool = False) -> None:
     """Embed every distinct call text once, in batches, and attach per-trace vector arrays."""
     raw = getattr(embedder, "embed", embedder)  # skip the bounded LRU: we keep our own table
@@ -279,8 +279,16 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     say = log or (lambda msg: print(msg, file=sys.stderr))
     base = base or Config()
     started = time.time()
+    stages: dict[str, float] = {}
+
+    def lap(name: str, t0: float) -> float:
+        now = time.time()
+        stages[name] = round(stages.get(name, 0.0) + now - t0, 2)
+        return now
+
     datasets = load_datasets(paths)
     prepared = prepare(datasets, base, progress)
+    t = lap("load+features", started)
 
     embedders: dict[str, Callable] = {}
     skipped: dict[str, str] = {}
@@ -296,6 +304,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
             continue
         embedders[backend] = embedder
         embed_all(prepared, backend, embedder, progress=progress)
+        t = lap(f"embed {backend}", t)
     run = [n for n in detectors if n not in skipped]
 
     outcomes: dict[str, list[TraceOutcome]] = {}
@@ -312,6 +321,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     per_dataset = {d.name: {n: metrics.summarize([o for o in outcomes[n] if o.dataset == d.name]) for n in run}
                    for d in datasets}
     per_kind = {n: metrics.by_kind(outcomes[n]) for n in run}
+    t = lap("detectors", t)
 
     sweeps = {}
     if sweep:
@@ -320,6 +330,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
             for n in semantic_runs:
                 sweeps[n] = sweep_thresholds(prepared, config_for(n, base))
                 bar.update(1)
+    t = lap("sweep", t)
 
     latency = {}
     sample = perf.sample_traces(prepared, latency_steps)
@@ -330,7 +341,9 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
                                                                    latency_budget_s))
             bar.update(1)
     perf.add_ratios(latency)
+    t = lap("latency", t)
     process = perf.process_costs(perf_runs) if perf_runs > 0 else {}
+    lap("process costs", t)
 
     def describe(d: Dataset) -> dict[str, Any]:
         rows = [p for p in prepared if p.dataset == d.name]
@@ -344,7 +357,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
                  "cpus": os_cpus(), "seconds": round(time.time() - started, 1),
                  "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "base_config": base.to_dict(),
                  "latency_sample_steps": sum(len(p.trace.steps) for p in sample),
-                 "latency_budget_s": latency_budget_s},
+                 "latency_budget_s": latency_budget_s, "stage_seconds": stages},
         "datasets": [describe(d) for d in datasets],
         "detectors": run,
         "skipped": skipped,
