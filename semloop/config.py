@@ -45,7 +45,7 @@ class Config:
     window: int = 12
     """How many recent steps the repeat, result and cycle signals look back over."""
 
-    call_threshold: float = 0.88
+    call_threshold: float = 0.82
     """Cosine similarity at which two calls count as the same action (paraphrase level)."""
 
     result_threshold: float = 0.8

@@ -151,8 +151,8 @@ class LoopGuard:
             return None
         cfg = self.config
         related = sorted({i for s in found for i in s.related_steps}) or list(self.state.last_related)
-        kinds = list(dict.fromkeys(s.kind for s in found))
-        reasons = "; ".join(messages.reason_text(k, cfg.language) for k in kinds) or "-"
+        # the most specific evidence explains the verdict; all of it is in `Verdict.signals`
+        reasons = messages.reason_text(found[0].kind, cfg.language) if found else "-"
         return messages.render(action, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
                                reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
                                call=step.call_preview)

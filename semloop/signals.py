@@ -21,7 +21,7 @@ SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
 _CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
 ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
-GENERIC_ERRORS = frozenset({"exit", "other"})
+GENERIC_ERRORS = frozenset({"exit", "error", "other"})
 ENTITY_OVERLAP = 0.5
 SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap  # reworded calls must act on mostly the same paths / ids / numbers
 

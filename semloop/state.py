@@ -48,6 +48,11 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
+STATE_FORMAT = 1
+"""Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
+layout are ignored instead of misread (see `integrations.store`)."""
+
+
 @dataclass
 class SessionState:
     window: deque  # of StepRecord, maxlen = the detector's look-back
@@ -65,3 +70,10 @@ class SessionState:
     @classmethod
     def new(cls, look_back: int) -> "SessionState":
         return cls(window=deque(maxlen=look_back))
+
+    def resume(self) -> None:
+        """Lift a stop and forget the warnings (the user stepped in), keeping the loop memory:
+        repeating the same loop is flagged again at once."""
+        self.stopped = False
+        self.warnings = 0
+        self.clean_streak = 0

@@ -200,7 +200,7 @@ def test_locked_db_fails_open_after_the_busy_timeout(tmp_path):
 
 def test_config_file_and_db_env(tmp_path):
     config = tmp_path / "semloop.toml"
-    config.write_text('[semloop]\nmax_warnings = 0\nembedding = "hashing"\n')
+    config.write_text('[semloop]\nmax_warnings = 0\nwindow = 8\n')
     db = tmp_path / "env.sqlite3"
     env = {"SEMLOOP_DB": str(db)}
     outs = []
@@ -210,6 +210,15 @@ def test_config_file_and_db_env(tmp_path):
         outs.append(json.loads(proc.stdout))
     assert db.exists()
     assert outs[2]["continue"] is False  # max_warnings = 0: the first flag stops
+
+
+def test_user_prompt_mid_loop_keeps_the_warnings(tmp_path):
+    db = tmp_path / "state.sqlite3"
+    for _ in range(3):
+        hook(db, bash_event("PostToolUse", "git push", stderr="rejected: non-fast-forward"))
+    assert stored(db, "sess-1").warnings == 1
+    hook(db, {"session_id": "sess-1", "hook_event_name": "UserPromptSubmit", "prompt": "also update the docs"})
+    assert stored(db, "sess-1").warnings == 1
 
 
 def test_unrelated_events_are_ignored(tmp_path):
@@ -245,18 +254,6 @@ def test_bash_description_is_not_part_of_the_call():
     b = cc.normalize_input("Bash", {"command": "pytest", "description": "Run the tests again"})
     assert a == b == {"command": "pytest"}
     assert cc.normalize_input("Task", {"description": "d", "prompt": "p"}) == {"description": "d", "prompt": "p"}
-
-
-def test_lean_embedder_matches_the_core_static_embedder():
-    import numpy as np
-
-    from semloop.embeddings import StaticEmbedder
-
-    texts = ["Bash: command: cat /tmp/test.txt", "Read: file_path: /src/App.tsx", "WebSearch: query: café naïve",
-             "Grep: pattern: def\\s+main(\\w+)", "中文 mixed 日本語 text", "", "UPPER lower MiXeD 123 !?"]
-    lean = cc.LeanStaticEmbedder()
-    core = StaticEmbedder()
-    assert np.array_equal(lean(texts), core(texts))
 
 
 # -- the state store --------------------------------------------------------------------------

@@ -171,7 +171,7 @@ def test_returning_to_the_same_call_across_a_session_is_counted_by_cluster():
         steps.append(("Read", {"file_path": f"docs/file{i}.md"}, f"file {i} " + " ".join(f"w{i}x{j}" for j in range(40))))
     r = flags(steps, Config(window=3), embedder=embed)  # window too short for the repeat signal
     assert "cluster" in kinds(r)
-    assert r.first_flag == 8  # the 5th `git status`: 4 returns without a new result
+    assert r.first_flag == 6  # the 4th `git status`: 3 returns without a new result
 
 
 def test_all_distinct_calls_never_fire():

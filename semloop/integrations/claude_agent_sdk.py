@@ -141,9 +141,7 @@ class SemloopHooks:
                 for key, guard in list(self.guards.items()):
                     if key[0] == str(input_data.get("session_id", "")):
                         self._denials.pop(key, None)
-                        guard.state.stopped = False
-                        guard.state.warnings = 0
-                        guard.state.clean_streak = 0
+                        guard.state.resume()
             return {}
         except Exception as exc:
             return self._failed(exc)

@@ -132,10 +132,11 @@ def session_key(event: dict) -> str:
 
 def _store(db: str | None):
     from .. import __version__
+    from ..state import STATE_FORMAT
     from .store import SessionStore
 
     timeout = float(os.environ.get("SEMLOOP_DB_TIMEOUT", "5"))
-    return SessionStore(db, version=f"semloop-{__version__}", timeout=timeout)
+    return SessionStore(db, version=f"semloop-{__version__}-state{STATE_FORMAT}", timeout=timeout)
 
 
 def _load_config(path: str | None):
@@ -221,174 +222,10 @@ def _prewarm(guard: Any, tool: str, tool_input: Any) -> None:
     if cfg.detector != "semantic":
         return
     from .. import features
-    from ..embeddings import CachedEmbedder, load_embedder
+    from ..embeddings import load_embedder
 
-    embedder = None
-    if cfg.embedding == "static" and os.environ.get("SEMLOOP_HOOK_FAST_EMBED", "1") != "0":
-        try:
-            embedder = CachedEmbedder(LeanStaticEmbedder(cfg.model_path))
-        except Exception:  # unexpected model layout: the core loader handles (and explains) it
-            embedder = None
-    guard.embedder = embedder or load_embedder(cfg.embedding, cfg.model_path)
+    guard.embedder = load_embedder(cfg.embedding, cfg.model_path)
     guard.embedder([features.call_text(tool, tool_input, cfg.max_text_chars)])
-
-
-class LeanStaticEmbedder:
-    """The bundled static model for one-shot processes: same vectors as
-    `semloop.embeddings.StaticEmbedder`, a fraction of the start-up cost.
-
-    The model's rows are memory-mapped (only the rows a text uses are read) and its BERT WordPiece
-    tokenizer is re-implemented in pure Python from tokenizer.json (no Rust tokenizer to build:
-    ~30 ms saved per hook process). Raises ValueError for a tokenizer configuration it does not
-    reproduce exactly; callers then fall back to the core embedder.
-    """
-
-    def __init__(self, path: str | os.PathLike[str] | None = None):
-        import numpy as np
-
-        from ..embeddings import default_model_dir
-
-        resolved = Path(path) if path else default_model_dir()
-        if resolved is None:
-            raise FileNotFoundError("no static model")
-        config = json.loads((resolved / "config.json").read_text()) if (resolved / "config.json").is_file() else {}
-        self.max_tokens = int(config.get("max_length") or 512)
-        self.normalize = bool(config.get("normalize", True))
-        spec = json.loads((resolved / "tokenizer.json").read_text(encoding="utf-8"))
-        model, norm, pre = spec.get("model") or {}, spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}
-        supported = (model.get("type") == "WordPiece" and norm.get("type") == "BertNormalizer"
-                     and pre.get("type") == "BertPreTokenizer" and norm.get("clean_text", True)
-                     and norm.get("handle_chinese_chars", True) and norm.get("lowercase", True)
-                     and norm.get("strip_accents") in (None, True))
-        if not supported:
-            raise ValueError("tokenizer configuration not supported by the lean embedder")
-        self.vocab: dict[str, int] = model["vocab"]
-        self.prefix = model.get("continuing_subword_prefix", "##")
-        self.max_word = int(model.get("max_input_chars_per_word", 100))
-        self.unk_id = self.vocab.get(model.get("unk_token", "[UNK]"))
-        for token in spec.get("added_tokens") or []:  # special tokens never come out of plain text
-            if not token.get("special"):
-                raise ValueError("non-special added tokens are not supported by the lean embedder")
-        self.vectors = _mmap_safetensors(resolved / "model.safetensors")
-        self.dim = int(self.vectors.shape[1])
-        self._np = np
-
-    def tokenize(self, text: str) -> list[int]:
-        ids: list[int] = []
-        for word in _bert_words(text):
-            ids.extend(self._wordpiece(word))
-        return ids
-
-    def _wordpiece(self, word: str) -> list[int]:
-        vocab, unk = self.vocab, [self.unk_id] if self.unk_id is not None else []
-        if len(word) > self.max_word:
-            return unk
-        out, start = [], 0
-        while start < len(word):
-            end, found = len(word), None
-            while start < end:
-                piece = word[start:end] if start == 0 else self.prefix + word[start:end]
-                found = vocab.get(piece)
-                if found is not None:
-                    break
-                end -= 1
-            if found is None:
-                return unk
-            out.append(found)
-            start = end
-        return out
-
-    def __call__(self, texts):
-        np = self._np
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            ids = [i for i in self.tokenize(text[: self.max_tokens * 6])[: self.max_tokens] if i != self.unk_id]
-            if ids:
-                out[row] = np.asarray(self.vectors[ids], dtype=np.float32).mean(axis=0)
-        if self.normalize:
-            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out
-
-
-def _mmap_safetensors(path: Path):
-    import numpy as np
-
-    dtypes = {"F16": np.float16, "F32": np.float32, "BF16": None, "F64": np.float64}
-    with open(path, "rb") as f:
-        size = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(size))
-    name = "embeddings" if "embeddings" in header else next(k for k in header if k != "__metadata__")
-    info = header[name]
-    dtype = dtypes.get(info["dtype"])
-    if dtype is None or len(info["shape"]) != 2:
-        raise ValueError(f"unsupported tensor {info['dtype']} {info['shape']}")
-    begin, _ = info["data_offsets"]
-    return np.memmap(path, dtype=np.dtype(dtype).newbyteorder("<"), mode="r", offset=8 + size + begin,
-                     shape=tuple(info["shape"]))
-
-
-_WHITESPACE = frozenset("\t\n\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-                        "\u200a\u2028\u2029\u202f\u205f\u3000")
-_CONTROL = frozenset({"Cc", "Cf", "Co", "Cs"})  # not Cn: tokenizers keeps unassigned code points
-_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-
-
-def _is_cjk(cp: int) -> bool:
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
-
-
-def _bert_words(text: str) -> list[str]:
-    """BertNormalizer (clean text, pad CJK, strip accents, lowercase) + BertPreTokenizer
-    (split on whitespace, isolate punctuation), as in Hugging Face `tokenizers`."""
-    import unicodedata
-
-    if text.isascii():
-        chars = []
-        for c in text:
-            if c in _WHITESPACE:
-                chars.append(" ")
-            elif c < " " or c == "\x7f":
-                continue
-            else:
-                chars.append(c)
-        text = "".join(chars).lower()
-        is_punct = _ASCII_PUNCT.__contains__
-    else:
-        chars = []
-        for c in text:
-            if c in _WHITESPACE:
-                chars.append(" ")
-            elif c == "\ufffd" or unicodedata.category(c) in _CONTROL:
-                continue
-            elif _is_cjk(ord(c)):
-                chars.append(f" {c} ")
-            else:
-                chars.append(c)
-        text = unicodedata.normalize("NFD", "".join(chars))
-        text = "".join(c.lower() for c in text if unicodedata.category(c) != "Mn")  # per char, like Rust
-
-        def is_punct(c: str) -> bool:
-            return c in _ASCII_PUNCT or unicodedata.category(c)[0] == "P"
-
-    words: list[str] = []
-    for chunk in text.split(" "):
-        if not chunk:
-            continue
-        if not any(map(is_punct, chunk)):
-            words.append(chunk)
-            continue
-        start = 0
-        for i, c in enumerate(chunk):
-            if is_punct(c):
-                if start < i:
-                    words.append(chunk[start:i])
-                words.append(c)
-                start = i + 1
-        if start < len(chunk):
-            words.append(chunk[start:])
-    return words
 
 
 def _resume(key: str, db: str | None) -> dict:
@@ -400,9 +237,7 @@ def _resume(key: str, db: str | None) -> dict:
             return {}
         with store.transaction(key) as txn:
             if txn.state is not None and txn.state.stopped:
-                txn.state.stopped = False
-                txn.state.warnings = 0
-                txn.state.clean_streak = 0
+                txn.state.resume()
     finally:
         store.close()
     return {}
