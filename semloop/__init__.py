@@ -3,11 +3,26 @@
 Flow (one module each): a call → `features` (signatures, text, result fingerprint) and
 `embeddings` → `signals` (pure functions over the bounded `state`) → `policy` (warn → stop) →
 `verdict`. `LoopGuard` ties them together; `integrations/` and `cli` sit at the edges.
+
+`LoopGuard` is imported on first use (PEP 562), so that `import semloop` — and the console
+script's hook client — start without numpy.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .config import Config
-from .guard import LoopGuard
 from .verdict import Signal, Verdict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .guard import LoopGuard
 
 __all__ = ["LoopGuard", "Config", "Verdict", "Signal"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LoopGuard":
+        from .guard import LoopGuard
+
+        return LoopGuard
+    raise AttributeError(f"module 'semloop' has no attribute {name!r}")
