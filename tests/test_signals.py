@@ -179,3 +179,32 @@ def test_all_distinct_calls_never_fire():
     steps = [("lookup", {"id": f"item{i}"}, f"record item{i} " + " ".join(f"v{i}_{j}" for j in range(40)))
              for i in range(40)]
     assert flags(steps, embedder=embed).first_flag is None
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+TOOLS = ["Bash", "Read", "web_search"]
+ARGS = ["ls", "cat a.txt", "git status", "pytest -q", "python sort dict", "src/app.py"]
+OUTS = ["", "ok", "Permission denied", "3 failed, 2 passed", "On branch main\nnothing to commit",
+        "x " * 40, "\n".join(f"line {i}" for i in range(40))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TOOLS), st.sampled_from(ARGS), st.sampled_from(OUTS), st.booleans()),
+                max_size=25))
+def test_evidence_never_points_to_the_future(steps):
+    result = flags([(t, {"arg": a}, o, e) for t, a, o, e in steps])
+    for verdict in result.events:
+        assert verdict.signals or verdict.action == "stop"
+        assert all(0 <= i < verdict.step for s in verdict.signals for i in s.related_steps)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(min_value=1000, max_value=10**6), min_size=2, max_size=30, unique=True),
+       st.sampled_from(["lookup_customer", "Read", "get_order_status"]))
+def test_all_distinct_calls_with_distinct_results_never_fire(ids, tool):
+    steps = [(tool, {"id": str(i)}, f"record {i}: " + " ".join(f"f{i}x{j}" for j in range(35))) for i in ids]
+    assert flags(steps).first_flag is None
