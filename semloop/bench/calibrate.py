@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..config import Config
-from . import metrics
-from .runner import Prepared, embed_all, load_backend, load_datasets, prepare, progress_bar, replay_all
+from .runner import Prepared, embed_all, evaluate_configs, load_backend, load_datasets, prepare, progress_bar
 
 CALL_GRID = tuple(round(0.70 + 0.02 * i, 2) for i in range(15))  # 0.70 .. 0.98
 RESULT_GRID = tuple(round(0.60 + 0.05 * i, 2) for i in range(8))  # 0.60 .. 0.95
@@ -27,9 +26,13 @@ MIN_REPEATS_GRID = (1, 2, 3)
 STALE_GRID = (2, 3, 4, 5, 6)
 
 
-def _evaluate(prepared: Sequence[Prepared], cfg: Config) -> dict[str, Any]:
-    s = metrics.summarize(replay_all(prepared, cfg))
-    return {k: s[k] for k in ("precision", "recall", "f1", "fpr", "tp", "fp", "fn", "negatives", "loops")}
+_KEYS = ("precision", "recall", "f1", "fpr", "tp", "fp", "fn", "negatives", "loops")
+
+
+def _evaluate(prepared: Sequence[Prepared], configs: Sequence[Config], jobs: int | None = None,
+              bar=None) -> list[dict[str, Any]]:
+    rows = evaluate_configs(prepared, configs, jobs, on_done=(lambda: bar.update(1)) if bar else None)
+    return [{k: s[k] for k in _KEYS} for s in rows]
 
 
 def _ok(row: dict[str, Any], target: float) -> bool:
@@ -55,7 +58,7 @@ def onset_tool(p: Prepared) -> str | None:
 
 
 def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.02, per_tool: bool = False,
-              min_tool_loops: int = 3, progress: bool = False) -> dict[str, Any]:
+              min_tool_loops: int = 3, progress: bool = False, jobs: int | None = None) -> dict[str, Any]:
     if not any(p.loop for p in prepared):
         raise ValueError("calibration needs at least one labelled loop trace (label.loop = true)")
     notes = []
@@ -63,13 +66,11 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
         notes.append("no non-loop traces: the false-positive rate cannot be measured; add clean runs")
     base = base.replace(detector="semantic")
 
-    grid = []
-    with progress_bar(len(CALL_GRID) * len(RESULT_GRID), "calibrate", progress) as bar:
-        for rt in RESULT_GRID:
-            for ct in CALL_GRID:
-                grid.append({"call_threshold": ct, "result_threshold": rt,
-                             **_evaluate(prepared, base.replace(call_threshold=ct, result_threshold=rt))})
-                bar.update(1)
+    points = [(ct, rt) for rt in RESULT_GRID for ct in CALL_GRID]
+    with progress_bar(len(points), "calibrate", progress) as bar:
+        rows = _evaluate(prepared, [base.replace(call_threshold=ct, result_threshold=rt) for ct, rt in points],
+                         jobs, bar)
+    grid = [{"call_threshold": ct, "result_threshold": rt, **row} for (ct, rt), row in zip(points, rows)]
     best = _best(grid, target_fpr, ("call_threshold", "result_threshold"))
     feasible = best is not None
     if best is None:  # nothing meets the target: report the lowest-FPR point instead
@@ -81,11 +82,10 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
 
     knob_rows = []
     if feasible:
-        for mr in MIN_REPEATS_GRID:
-            for sl in STALE_GRID:
-                cfg = tuned.replace(min_repeats=mr, cluster_stale_limit=sl)
-                knob_rows.append({"call_threshold": tuned.call_threshold, "result_threshold": tuned.result_threshold,
-                                  "min_repeats": mr, "cluster_stale_limit": sl, **_evaluate(prepared, cfg)})
+        knobs = [(mr, sl) for mr in MIN_REPEATS_GRID for sl in STALE_GRID]
+        rows = _evaluate(prepared, [tuned.replace(min_repeats=mr, cluster_stale_limit=sl) for mr, sl in knobs], jobs)
+        knob_rows = [{"call_threshold": tuned.call_threshold, "result_threshold": tuned.result_threshold,
+                      "min_repeats": mr, "cluster_stale_limit": sl, **row} for (mr, sl), row in zip(knobs, rows)]
         knob_best = _best(knob_rows, target_fpr, ("min_repeats", "cluster_stale_limit"))
         if knob_best is not None and _score(knob_best) > _score(chosen):
             chosen = knob_best
@@ -100,11 +100,9 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
         for tool, n in loops_per_tool.most_common():
             if n < min_tool_loops:
                 break
-            rows = []
-            for ct in CALL_GRID:
-                trial = {**overrides, tool: {"call_threshold": ct}}
-                rows.append({"tool": tool, "call_threshold": ct,
-                             **_evaluate(prepared, tuned.replace(tool_overrides=trial))})
+            trials = [tuned.replace(tool_overrides={**overrides, tool: {"call_threshold": ct}}) for ct in CALL_GRID]
+            rows = [{"tool": tool, "call_threshold": ct, **row}
+                    for ct, row in zip(CALL_GRID, _evaluate(prepared, trials, jobs))]
             tool_rows[tool] = rows
             pick = _best(rows, target_fpr, ("call_threshold",))
             if pick is not None and _score(pick) > _score(current) and pick["call_threshold"] != tuned.call_threshold:
@@ -119,7 +117,7 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
     return {"feasible": feasible, "target_fpr": target_fpr, "chosen": chosen, "config": tuned,
             "snippet": snippet(tuned, overrides), "grid": grid, "knob_grid": knob_rows, "tool_grid": tool_rows,
             "loops_per_tool": dict(loops_per_tool), "notes": notes,
-            "default": _evaluate(prepared, base)}
+            "default": _evaluate(prepared, [base], 1)[0]}
 
 
 def snippet(cfg: Config, overrides: dict[str, dict[str, float]]) -> dict[str, Any]:
@@ -164,7 +162,8 @@ def plot_curve(result: dict[str, Any], path: str | Path) -> Path:
 
 
 def run_calibrate(paths: Sequence[str], base: Config, target_fpr: float, per_tool: bool = False,
-                  min_tool_loops: int = 3, format: str = "auto", progress: bool = False) -> dict[str, Any]:
+                  min_tool_loops: int = 3, format: str = "auto", progress: bool = False,
+                  jobs: int | None = None) -> dict[str, Any]:
     if not 0.0 <= target_fpr <= 1.0:
         raise ValueError(f"--target-fpr must be in [0, 1], got {target_fpr}")
     datasets = load_datasets(paths, format)
@@ -173,6 +172,6 @@ def run_calibrate(paths: Sequence[str], base: Config, target_fpr: float, per_too
     if embedder is None:
         raise ValueError(reason)
     embed_all(prepared, base.embedding, embedder, progress=progress)
-    result = calibrate(prepared, base, target_fpr, per_tool, min_tool_loops, progress)
+    result = calibrate(prepared, base, target_fpr, per_tool, min_tool_loops, progress, jobs)
     result["traces"] = len(prepared)
     return result

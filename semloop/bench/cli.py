@@ -30,7 +30,10 @@ def add_cli(subparsers) -> None:
     p.add_argument("--perf-runs", type=int, default=5, metavar="N",
                    help="fresh-process runs for import/first-verdict timing; 0 skips them (default 5)")
     p.add_argument("--no-sweep", action="store_true", help="skip the call-threshold sweep")
+    p.add_argument("--jobs", type=int, metavar="N", help="worker processes for the sweep (default: one per CPU)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--outcomes", action="store_true",
+                   help="also write outcomes.jsonl (first flag/stop per detector and trace)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.set_defaults(func=cmd_bench)
 
@@ -49,6 +52,7 @@ def add_cli(subparsers) -> None:
     p.add_argument("--config", metavar="PATH", help="base JSON/TOML config to start from")
     p.add_argument("--embedding", choices=EMBEDDINGS, help="embedding backend (default: static)")
     p.add_argument("--format", choices=FORMATS, default="auto")
+    p.add_argument("--jobs", type=int, metavar="N", help="worker processes for the sweep (default: one per CPU)")
     p.add_argument("--no-plot", action="store_true", help="skip calibration.png")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.set_defaults(func=cmd_calibrate)
@@ -72,8 +76,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     detectors = parse_detectors(args.detectors)
     results = run_bench(args.data, detectors, _base_config(args), progress=_progress(args),
                         latency_steps=args.latency_steps, latency_budget_s=args.latency_budget,
-                        perf_runs=args.perf_runs, sweep=not args.no_sweep)
-    written = write_results(results, args.out, plots=not args.no_plots)
+                        perf_runs=args.perf_runs, sweep=not args.no_sweep, jobs=args.jobs)
+    written = write_results(results, args.out, plots=not args.no_plots, write_outcomes=args.outcomes)
     print(_bench_summary(results))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
@@ -100,7 +104,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.min_tool_loops < 1:
         raise ValueError("--min-tool-loops must be >= 1")
     result = run_calibrate(args.data, _base_config(args), args.target_fpr, args.per_tool, args.min_tool_loops,
-                           args.format, _progress(args))
+                           args.format, _progress(args), args.jobs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     saved = []

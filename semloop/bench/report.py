@@ -1,5 +1,5 @@
-"""Benchmark output: results.json (strict JSON, nan → null), outcomes.jsonl (one row per detector
-and trace), results.md (Markdown tables, the README's source) and PNG plots (matplotlib, Agg
+"""Benchmark output: results.json (strict JSON, nan → null), optionally outcomes.jsonl (one row per
+detector and trace: first flag and stop), results.md (Markdown tables, the README's source) and PNG plots (matplotlib, Agg
 backend, imported only here and only when plotting)."""
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_results(results: dict[str, Any], out: str | Path, plots: bool = True) -> list[Path]:
+def write_results(results: dict[str, Any], out: str | Path, plots: bool = True,
+                  write_outcomes: bool = False) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -56,12 +57,13 @@ def write_results(results: dict[str, Any], out: str | Path, plots: bool = True) 
     path = out / "results.json"
     path.write_text(json.dumps(jsonable(summary), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     written.append(path)
-    path = out / "outcomes.jsonl"
-    with path.open("w", encoding="utf-8") as f:
-        for det, rows in outcomes.items():
-            for row in rows:
-                f.write(json.dumps({"detector": det, **row}, ensure_ascii=False) + "\n")
-    written.append(path)
+    if write_outcomes:
+        path = out / "outcomes.jsonl"
+        with path.open("w", encoding="utf-8") as f:
+            for det, rows in outcomes.items():
+                for row in rows:
+                    f.write(json.dumps({"detector": det, **row}, ensure_ascii=False) + "\n")
+        written.append(path)
     images = []
     if plots:
         try:

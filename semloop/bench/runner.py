@@ -254,20 +254,17 @@ SWEEP_THRESHOLDS = tuple(round(0.70 + 0.02 * i, 2) for i in range(15))  # 0.70 .
 
 
 def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
-                     thresholds: Sequence[float] = SWEEP_THRESHOLDS) -> list[dict[str, Any]]:
-    from .metrics import summarize
-
-    rows = []
-    for t in thresholds:
-        s = summarize(replay_all(prepared, config.replace(call_threshold=float(t))))
-        rows.append({"call_threshold": float(t), **{k: s[k] for k in
-                     ("precision", "recall", "f1", "fpr", "hard_fpr", "tp", "fp", "fn", "delay_median")}})
-    return rows
+                     thresholds: Sequence[float] = SWEEP_THRESHOLDS, jobs: int | None = None) -> list[dict[str, Any]]:
+    summaries = evaluate_configs(prepared, [config.replace(call_threshold=float(t)) for t in thresholds], jobs)
+    return [{"call_threshold": float(t), **{k: s[k] for k in
+             ("precision", "recall", "f1", "fpr", "hard_fpr", "tp", "fp", "fn", "delay_median")}}
+            for t, s in zip(thresholds, summaries)]
 
 
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
               progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
-              sweep: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+              sweep: bool = True, jobs: int | None = None,
+              log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Accuracy, delay, steps saved, threshold sweep and latency/memory for `detectors` on the
     labelled trace files `paths`. Returns a JSON-able dict (nan for undefined values)."""
     import platform
@@ -328,7 +325,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         semantic_runs = [n for n in run if DETECTORS[n][0] == "semantic"]
         with progress_bar(len(semantic_runs), "threshold sweep", progress) as bar:
             for n in semantic_runs:
-                sweeps[n] = sweep_thresholds(prepared, config_for(n, base))
+                sweeps[n] = sweep_thresholds(prepared, config_for(n, base), jobs=jobs)
                 bar.update(1)
     t = lap("sweep", t)
 
@@ -379,3 +376,45 @@ def os_cpus() -> int | None:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count()
+
+
+# -- parallel evaluation of many configs (threshold sweeps) ----------------------------------
+
+_POOL_PREPARED: Sequence[Prepared] = ()
+
+
+def _summarize_one(config: Config) -> dict[str, Any]:
+    from .metrics import summarize
+
+    s = summarize(replay_all(_POOL_PREPARED, config))
+    s.pop("delays", None)
+    return s
+
+
+def evaluate_configs(prepared: Sequence[Prepared], configs: Sequence[Config], jobs: int | None = None,
+                     on_done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+    """`metrics.summarize` of every config over `prepared`, in order. Uses forked worker processes
+    (one per CPU by default) that share the prepared traces copy-on-write; serial when jobs == 1,
+    on platforms without fork, or for a handful of configs."""
+    global _POOL_PREPARED
+    import multiprocessing as mp
+
+    jobs = (os_cpus() or 1) if jobs is None else jobs
+    _POOL_PREPARED = prepared
+    try:
+        if jobs <= 1 or len(configs) < 4 or "fork" not in mp.get_all_start_methods():
+            out = []
+            for cfg in configs:
+                out.append(_summarize_one(cfg))
+                if on_done:
+                    on_done()
+            return out
+        with mp.get_context("fork").Pool(min(jobs, len(configs))) as pool:
+            out = []
+            for row in pool.imap(_summarize_one, configs, chunksize=1):
+                out.append(row)
+                if on_done:
+                    on_done()
+            return out
+    finally:
+        _POOL_PREPARED = ()

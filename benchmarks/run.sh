@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Reproduce benchmarks/results/ (the source of the README's tables and plots).
+#   benchmarks/run.sh                 # everything (the sentence-transformers run takes a few minutes)
+#   benchmarks/run.sh --detectors exact,semantic,semantic-hashing
+# Extra arguments are passed to `semloop bench`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ]; then
+    . .venv/bin/activate
+fi
+DATA=benchmarks/data
+if [ ! -f "$DATA/synth_dev.jsonl" ] || [ ! -f "$DATA/synth_test.jsonl" ]; then
+    python benchmarks/generate.py --seed 1 --out "$DATA"
+fi
+semloop bench "$DATA/real_dev.jsonl" "$DATA/synth_dev.jsonl" "$DATA/synth_test.jsonl" \
+    --out benchmarks/results "$@"
