@@ -31,6 +31,13 @@ def _semloop() -> list[str]:
 SEMLOOP = _semloop()
 
 
+@pytest.fixture(autouse=True)
+def _in_process_hooks(monkeypatch):
+    """These tests exercise the in-process hook; never start a hook server in the user's cache
+    (tests/test_hook_server.py covers the server)."""
+    monkeypatch.setenv("SEMLOOP_HOOK_SERVER", "0")
+
+
 def run(args: list[str], stdin: str | bytes = b"", env: dict | None = None) -> subprocess.CompletedProcess:
     data = stdin.encode() if isinstance(stdin, str) else stdin
     return subprocess.run(SEMLOOP + args, input=data, capture_output=True, timeout=120,

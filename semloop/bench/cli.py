@@ -12,7 +12,7 @@ from ..traces import FORMATS
 
 
 def add_cli(subparsers) -> None:
-    from .runner import DETECTORS
+    from . import DETECTORS
 
     p = subparsers.add_parser(
         "bench", help="benchmark detectors on labelled traces",

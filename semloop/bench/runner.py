@@ -23,21 +23,10 @@ from ..config import Config
 from ..guard import LoopGuard
 from ..state import StepRecord
 from ..traces import Trace, load_traces
+from . import DETECTORS
 from .metrics import TraceOutcome
 
 # bench name -> (Config.detector, Config.embedding or None)
-DETECTORS: dict[str, tuple[str, str | None]] = {
-    "exact": ("exact", None),
-    "normalized": ("normalized", None),
-    "count": ("count", None),
-    "semantic": ("semantic", "static"),
-    "semantic-st": ("semantic", "sentence-transformers"),
-    "semantic-hashing": ("semantic", "hashing"),
-    "openhands": ("openhands", None),
-    "gemini-cli": ("gemini-cli", None),
-    "roo-code": ("roo-code", None),
-    "crewai": ("crewai", None),
-}
 EASY_NEGATIVE_KINDS = {"normal", "none", "easy"}  # negative_kind values that are not look-alikes
 SEMANTIC_BACKENDS = {name: emb for name, (det, emb) in DETECTORS.items() if det == "semantic"}
 

@@ -17,7 +17,9 @@ subagents). The hook always exits 0 and prints one JSON object; any internal err
 (allow) and one line on stderr: a broken detector never blocks the agent.
 
 This module imports only the standard library at import time; semloop's core (numpy) and the
-embedding model are loaded inside the hook, only when needed.
+embedding model are loaded inside the hook, only when needed. `cmd_hook` first hands the event to
+the warm `semloop hook-server` (see `hook_server`: a Unix socket, started on demand, which runs
+this same `run_hook`), and handles it in-process when there is none yet or anything goes wrong.
 """
 
 from __future__ import annotations
@@ -139,11 +141,27 @@ def _store(db: str | None):
     return SessionStore(db, version=f"semloop-{__version__}-state{STATE_FORMAT}", timeout=timeout)
 
 
+# The hook server sets this to {} to keep parsed config files (reloaded when the file changes).
+CONFIG_CACHE: dict[str, tuple[tuple[int, int], Any]] | None = None
+
+
 def _load_config(path: str | None):
     from ..config import Config
 
     path = path or os.environ.get("SEMLOOP_CONFIG")
-    return Config.from_file(path) if path else Config()
+    if not path:
+        return Config()
+    cache = CONFIG_CACHE
+    if cache is None:
+        return Config.from_file(path)
+    st = os.stat(path)
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = cache.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    config = Config.from_file(path)
+    cache[path] = (stamp, config)
+    return config
 
 
 def handle_event(event: dict, *, config_path: str | None = None, db: str | None = None) -> dict:
@@ -243,11 +261,17 @@ def _resume(key: str, db: str | None) -> dict:
     return {}
 
 
-def run_hook(stdin_text: str, *, config_path: str | None = None, db: str | None = None) -> str:
-    """The hook's stdout for one event. Never raises: errors give `{}` and a line on stderr."""
+def run_hook(stdin_text: str, *, config_path: str | None = None, db: str | None = None,
+             post_lock: Any = None) -> str:
+    """The hook's stdout for one event. Never raises: errors give `{}` and a line on stderr.
+    `post_lock` (the hook server's): held while a PostToolUse(Failure) event is handled."""
     try:
         event = json.loads(stdin_text)
-        out = handle_event(event, config_path=config_path, db=db)
+        if post_lock is not None and isinstance(event, dict) and event.get("hook_event_name") in TOOL_EVENTS[1:]:
+            with post_lock:
+                out = handle_event(event, config_path=config_path, db=db)
+        else:
+            out = handle_event(event, config_path=config_path, db=db)
     except Exception as exc:  # fail open, whatever happened
         detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
         print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
@@ -256,15 +280,38 @@ def run_hook(stdin_text: str, *, config_path: str | None = None, db: str | None 
 
 
 def cmd_hook(args: Any) -> int:
+    """Read the event, have the warm hook server handle it (see `hook_server`), or — no server
+    yet, disabled, or any problem with it — handle it in this process. Always exits 0."""
     try:
-        import logging
-
-        logging.getLogger("semloop").setLevel(logging.ERROR)  # our own stderr line says it once
         data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     except Exception as exc:  # pragma: no cover - stdin closed or unreadable
         print(f"semloop: hook error, allowing the call: cannot read stdin: {exc}", file=sys.stderr)
         data = ""
-    out = run_hook(data, config_path=getattr(args, "config", None), db=getattr(args, "db", None))
+    config_path, db = getattr(args, "config", None), getattr(args, "db", None)
+    reply = None
+    if not getattr(args, "no_server", False):
+        try:
+            from . import hook_server
+
+            if hook_server.enabled():
+                reply = hook_server.request(data, config_path=config_path, db=db,
+                                            timeout=getattr(args, "server_timeout", None)
+                                            or hook_server.DEFAULT_CLIENT_TIMEOUT)
+        except Exception:  # pragma: no cover - request() never raises; belt and braces
+            reply = None
+    if reply is not None:
+        out = reply["stdout"]
+        if reply["stderr"]:
+            try:
+                sys.stderr.write(reply["stderr"])
+                sys.stderr.flush()
+            except Exception:  # pragma: no cover
+                pass
+    else:
+        import logging
+
+        logging.getLogger("semloop").setLevel(logging.ERROR)  # our own stderr line says it once
+        out = run_hook(data, config_path=config_path, db=db)
     try:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
@@ -484,7 +531,17 @@ def add_cli(subparsers: Any) -> None:
     p.add_argument("--config", metavar="PATH", help="JSON or TOML config file (default: $SEMLOOP_CONFIG)")
     p.add_argument("--db", metavar="PATH", help="state database (default: $SEMLOOP_DB or "
                                                 "~/.cache/semloop/state.sqlite3)")
+    p.add_argument("--no-server", action="store_true",
+                   help="handle the event in this process; never use or start the warm hook server "
+                        "(same as SEMLOOP_HOOK_SERVER=0)")
+    p.add_argument("--server-timeout", type=float, metavar="SECONDS",
+                   help="how long to wait for the hook server's reply before handling the event "
+                        "in-process (default 3)")
     p.set_defaults(func=cmd_hook)
+
+    from .hook_server import add_cli as add_server_cli
+
+    add_server_cli(subparsers)
 
     for name, func, verb in (("install", cmd_install, "add semloop's hooks to"),
                              ("uninstall", cmd_uninstall, "remove semloop's hooks from")):
