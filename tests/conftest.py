@@ -1,6 +1,8 @@
 import sys
 from pathlib import Path
 
+from semloop.integrations.claude_code import _store
+
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -13,3 +15,24 @@ def semloop_cmd():
 
     exe = shutil.which("semloop")
     return [exe] if exe else [sys.executable, "-m", "semloop"]
+
+
+# -- Claude Code hook payloads, shared by the hook and hook-server tests ----------------------
+
+def bash_event(name: str, command: str, stdout: str = "", stderr: str = "", session: str = "sess-1",
+               **more) -> dict:
+    event = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default",
+             "hook_event_name": name, "tool_name": "Bash",
+             "tool_input": {"command": command, "description": "Run the script"}, "tool_use_id": "toolu_01"}
+    if name == "PostToolUse":
+        event["tool_response"] = {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False}
+    event.update(more)
+    return event
+
+
+def stored(db: Path, key: str):
+    store = _store(str(db))
+    try:
+        return store.load(key)
+    finally:
+        store.close()

@@ -19,6 +19,8 @@ import pytest
 from semloop.integrations import claude_code as cc
 from semloop.integrations.store import SessionStore
 
+from conftest import bash_event, stored
+
 
 def _semloop() -> list[str]:
     script = Path(sys.executable).parent / "semloop"
@@ -51,25 +53,6 @@ def hook(db: Path, event: dict | str, *extra: str) -> tuple[dict, subprocess.Com
     lines = proc.stdout.decode().strip().splitlines()
     assert len(lines) == 1, proc.stdout  # exactly one JSON object on stdout
     return json.loads(lines[0]), proc
-
-
-def bash_event(name: str, command: str, stdout: str = "", stderr: str = "", session: str = "sess-1",
-               **more) -> dict:
-    event = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default",
-             "hook_event_name": name, "tool_name": "Bash",
-             "tool_input": {"command": command, "description": "Run the script"}, "tool_use_id": "toolu_01"}
-    if name == "PostToolUse":
-        event["tool_response"] = {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False}
-    event.update(more)
-    return event
-
-
-def stored(db: Path, key: str):
-    store = cc._store(str(db))
-    try:
-        return store.load(key)
-    finally:
-        store.close()
 
 
 # -- the hook ---------------------------------------------------------------------------------

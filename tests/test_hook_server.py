@@ -19,6 +19,8 @@ import pytest
 from semloop.integrations import claude_code as cc
 from semloop.integrations import hook_server as hs
 
+from conftest import bash_event, stored
+
 pytestmark = pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX") or os.name == "nt",
                                 reason="Unix sockets only")
 
@@ -103,23 +105,6 @@ def srv(tmp_path):
         yield env
     finally:
         env.cleanup()
-
-
-def bash_event(name: str, command: str, stdout: str = "", stderr: str = "", session: str = "sess-1") -> dict:
-    event = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default",
-             "hook_event_name": name, "tool_name": "Bash",
-             "tool_input": {"command": command, "description": "Run it"}, "tool_use_id": "toolu_01"}
-    if name == "PostToolUse":
-        event["tool_response"] = {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False}
-    return event
-
-
-def stored(db: Path, key: str):
-    store = cc._store(str(db))
-    try:
-        return store.load(key)
-    finally:
-        store.close()
 
 
 def loop_sequence(run) -> list[dict]:
