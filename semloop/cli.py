@@ -83,7 +83,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     traces = load_traces(path)
     detectors = ("exact", "semantic")
     print(f"semloop demo: {len(traces)} example traces from {path.name}\n")
-    print(f"{'trace':34} {'truth':18} " + " ".join(f"{d:>14}" for d in detectors))
+    print(f"{'trace':30} {'truth':22} " + " ".join(f"{d:>10}" for d in detectors))
     for trace in traces:
         label = trace.label or {}
         truth = f"loop@{label.get('onset')} ({label.get('kind')})" if label.get("loop") else "no loop"
@@ -91,7 +91,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for d in detectors:
             first = scan_trace(trace, Config(detector=d)).first_flag
             cells.append("—" if first is None else f"warn@{first}")
-        print(f"{trace.id:34} {truth:18} " + " ".join(f"{c:>14}" for c in cells))
+        print(f"{trace.id:30} {truth:22} " + " ".join(f"{c:>10}" for c in cells))
     print("\n'warn@N' = first soft block at step N (0-based). Hard negatives should show '—'.")
     return 0
 

@@ -99,3 +99,10 @@ def test_config_file_and_threshold_flags(semloop_cmd, tmp_path):
     assert any(r["first_stop"] is not None and r["first_stop"] == r["events"][0]["step"] for r in rows)
     bad = run(semloop_cmd, "scan", str(EXAMPLES), "--threshold", "7")
     assert bad.returncode != 0 and "call_threshold" in bad.stderr
+
+
+def test_readme_shows_what_the_demo_prints(semloop_cmd):
+    demo = run(semloop_cmd, "demo").stdout
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("```\ntrace") + 4: readme.index("```", readme.index("```\ntrace") + 4)]
+    assert table.strip() in demo
