@@ -92,6 +92,7 @@ class LoopGuard:
         cfg = self.config
         text = features.render_value(output)
         result = features.normalize_result(text)
+        error_class = features.error_class(text, is_error)
         sketch, size = features.result_sketch(result)
         vec = None
         if cfg.detector == "semantic":
@@ -106,8 +107,8 @@ class LoopGuard:
             result_head=features.result_head(text),
             result_sketch=sketch,
             result_size=size,
-            is_error=is_error,
-            error_class=features.error_class(text, is_error),
+            is_error=is_error or error_class is not None,  # "Permission denied" on stdout is an error too
+            error_class=error_class,
             entities=features.entities(tool_input),
             input_words=features.input_words(tool_input),
             short_words=features.short_result_words(result, size),
@@ -117,7 +118,6 @@ class LoopGuard:
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
         state, cfg = self.state, self.config.for_tool(tool)
         step = self._step(tool, tool_input, output, is_error)
-        step.is_error = step.is_error or step.error_class is not None
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = not step.is_error and all(signals.result_match(step, prev, containment=True)
                                                    < cfg.result_threshold for prev in state.window)
@@ -133,6 +133,7 @@ class LoopGuard:
             while len(state.flagged_sigs) > _MAX_FLAGGED:
                 state.flagged_sigs.pop(next(iter(state.flagged_sigs)))
             state.last_related = tuple(sorted({i for s in found for i in s.related_steps}))
+            state.last_kind = found[0].kind
         return Verdict(action, step.index, tuple(found), self._message(action, step, found))
 
     def _check(self, tool: str, tool_input: Any) -> Verdict:
@@ -152,7 +153,8 @@ class LoopGuard:
         cfg = self.config
         related = sorted({i for s in found for i in s.related_steps}) or list(self.state.last_related)
         # the most specific evidence explains the verdict; all of it is in `Verdict.signals`
-        reasons = messages.reason_text(found[0].kind, cfg.language) if found else "-"
+        kind = found[0].kind if found else self.state.last_kind  # after a stop: why it stopped
+        reasons = messages.reason_text(kind, cfg.language) if kind else "-"
         return messages.render(action, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
                                reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
                                call=step.call_preview)

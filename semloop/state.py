@@ -65,7 +65,8 @@ class SessionState:
     clean_streak: int = 0
     stopped: bool = False
     flagged_sigs: dict[str, int] = field(default_factory=dict)  # norm_sig → times flagged
-    last_related: tuple[int, ...] = ()
+    last_related: tuple[int, ...] = ()  # evidence of the latest flag, for messages
+    last_kind: str = ""
 
     @classmethod
     def new(cls, look_back: int) -> "SessionState":
