@@ -22,8 +22,8 @@ SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 _CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
 ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
 GENERIC_ERRORS = frozenset({"exit", "error", "other"})
-ENTITY_OVERLAP = 0.5
-SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap  # reworded calls must act on mostly the same paths / ids / numbers
+ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
+SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap
 
 
 # -- pairwise relations ----------------------------------------------------------------------
@@ -123,7 +123,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
 
 
 def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
-    """Varied attempts that keep producing the same error.
+    """Varied attempts that keep producing the same error (or the same empty answer).
 
     Two errors are the same when they have the same class (permission, not found, ...) and share
     some content (the path, the host): `ERROR_OVERLAP`. Related attempts are calls to the same
@@ -143,7 +143,7 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
         sim = result_match(step, prev)
-        if sim < overlap and generic is False:  # short specific errors may share only a path
+        if sim < overlap and not generic:  # short specific errors may share only a path
             sim = max(content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size))
         if sim >= overlap:
             hits.append((prev.index, sim))
