@@ -81,7 +81,9 @@ def normalize_response(tool: str, response: Any) -> str:
         if response.get("isImage"):
             parts.append("[image]")
         return "\n".join(p for p in parts if p)
-    return _render(_strip(response))
+    from ..features import render_value  # numpy: only once an event is actually handled
+
+    return render_value(_strip(response))
 
 
 def _strip(value: Any, key: str = "") -> Any:
@@ -102,25 +104,6 @@ def _digest_text(text: str) -> str:
     import hashlib
 
     return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:24]
-
-
-def _render(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    lines: list[str] = []
-
-    def walk(v: Any, key: str) -> None:
-        if isinstance(v, dict):
-            for k, item in v.items():
-                walk(item, k)
-        elif isinstance(v, list):
-            for item in v:
-                walk(item, key)
-        elif v is not None and v != "":
-            lines.append(f"{key}: {v}" if key else str(v))
-
-    walk(value, "")
-    return "\n".join(lines)
 
 
 def session_key(event: dict) -> str:
