@@ -221,11 +221,18 @@ def _mask(match: re.Match) -> str:
     return _VOLATILE.sub("#", match.group())
 
 
+# `cat -n` line numbers (Claude Code's Read output): the same file read with `cat` has none.
+_LINE_NUMBER = re.compile(r"(?m)^ *\d+\t")
+
+
 def normalize_result(text: str) -> str:
-    """Whitespace collapsed, case folded, volatile parts (clocks, durations, ids) masked. Texts
-    longer than `SKETCH_CHARS` keep their head and tail plus a digest of the whole text."""
+    """Whitespace collapsed, case folded, `cat -n` line numbers dropped, volatile parts (clocks,
+    durations, ids) masked. Texts longer than `SKETCH_CHARS` keep their head and tail plus a
+    digest of the whole text."""
     if len(text) > SKETCH_CHARS:
         text = excerpt(text, SKETCH_CHARS) + " #" + digest(text)
+    if "\t" in text:
+        text = _LINE_NUMBER.sub("", text)
     return _VOLATILE_CANDIDATE.sub(_mask, _WS.sub(" ", text).strip().casefold())
 
 
@@ -289,6 +296,8 @@ def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
     return tuple(distinct[:SKETCH_SIZE].tolist()), int(distinct.size)
 
 
+TINY_RESULT = 8
+"""Results with fewer distinct words ("OK", an empty output) say nothing about what a call did."""
 SHORT_RESULT = 30
 """Results with fewer distinct words than this are "the same" only when equal after normalization:
 in a short result one changed word (Pending → Running) is the whole news."""
@@ -308,7 +317,7 @@ def content_similarity(a: tuple[int, ...], size_a: int, b: tuple[int, ...], size
     union_sketch = sorted(set_a | set_b)[:SKETCH_SIZE]
     both = sum(1 for h in union_sketch if h in set_a and h in set_b)
     jaccard = both / len(union_sketch)
-    if min(size_a, size_b) < 8:  # a few words ("OK") inside a large result are not the same result
+    if min(size_a, size_b) < TINY_RESULT:  # a few words ("OK") inside a large result are not the same result
         return jaccard, jaccard
     intersection = jaccard * (size_a + size_b) / (1.0 + jaccard)  # |A∩B| = J(|A|+|B|)/(1+J)
     return jaccard, min(1.0, intersection / min(size_a, size_b))

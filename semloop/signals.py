@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, content_similarity, entity_overlap
+from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -80,18 +80,20 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
 
     Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
     `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
-    same content. Related calls that return the very same substantial result count too: `cat f`,
-    `head -n 200 f` and Read(f). (Merely *similar* results from loosely related calls do not:
+    same content. Related calls that return the very same result count too, if it is substantial
+    or they name the same entities: `cat f`, `awk '{print}' f` and Read(f). (Merely *similar* results from loosely related calls do not:
     clicking through a form on an unchanged page is work, not a loop.)
     """
     kind, call_sim = call_match(a, b)
     if kind != "paraphrase":
         res_sim = result_match(a, b)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
-    substantial = min(a.result_size, b.result_size) >= SHORT_RESULT
-    if a.result_hash == b.result_hash and substantial and related(a, b, cfg):
-        return kind, call_sim  # the very same substantial result from related calls
-    if entity_overlap(a.entities, b.entities) < ENTITY_OVERLAP:
+    same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
+    size = min(a.result_size, b.result_size)
+    if a.result_hash == b.result_hash and related(a, b, cfg) and (
+            size >= SHORT_RESULT or (same_entities and a.entities and size >= TINY_RESULT)):
+        return kind, call_sim  # the very same result (substantial, or about the same file) from related calls
+    if not same_entities:
         return None  # the same tool over different entities: not a repeat
     if call_sim < cfg.call_threshold:
         return None
