@@ -250,7 +250,7 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("syntax", r"syntax ?error|unexpected token|parse error"),
     ("disk", r"no space left|enospc|disk (is )?full|quota exceeded|errno 28"),
     ("memory", r"out of memory|cannot allocate memory|memoryerror|oomkilled"),
-    ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows)( found)?|"
+    ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows|files|items|entries)( found)?|"
               r"found 0 |\b0 (results|matches|hits)\b"),
     ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
     ("error", r"^(error|fatal|err!)\b|npm err!|\berror:|^traceback|\bexception\b|\bfailed\b"),
