@@ -275,11 +275,16 @@ def error_class(text: str, is_error: bool = False) -> str | None:
     return "other" if is_error else None
 
 
+HEAD_WORDS = 6
+
+
 def result_head(text: str) -> str:
     """Digest of a result's first non-empty line, normalized: what the result is *about* (a page's
-    title and URL, a table's header, a command's status line)."""
+    title and URL). "" when that line is too short to name anything (`Exit code 1`, a table
+    header): then it says nothing about two results being the same."""
     first = next((line for line in text[:2000].splitlines() if line.strip()), "")
-    return digest(normalize_result(first[:500]))
+    head = normalize_result(first[:500])
+    return digest(head) if len(set(_TOKEN.findall(head))) >= HEAD_WORDS else ""
 
 
 def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:

@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap
+from .features import SHORT_RESULT, content_similarity, entity_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -55,7 +55,7 @@ def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> flo
     if min(a.result_size, b.result_size) < SHORT_RESULT:
         return 1.0 if same_short_result(a, b) else 0.0
     jaccard, contained = content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    if a.result_head == b.result_head and jaccard >= SAME_HEAD_JACCARD:
+    if a.result_head and a.result_head == b.result_head and jaccard >= SAME_HEAD_JACCARD:
         return max(jaccard, 1.0 - (1.0 - jaccard) / 2)  # halfway to 1: same subject, noisy body
     return max(jaccard, contained) if containment else jaccard
 
@@ -80,8 +80,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
 
     Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
     `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
-    same content. Related calls that return the very same result count too, if it is substantial
-    or they name the same entities: `cat f`, `awk '{print}' f` and Read(f). (Merely *similar* results from loosely related calls do not:
+    same content. Related calls that return the very same substantial result count too: `cat f`,
+    `awk '{print}' f` and Read(f). (Not a short one: edits of one file all answer "updated".) (Merely *similar* results from loosely related calls do not:
     clicking through a form on an unchanged page is work, not a loop.)
     """
     kind, call_sim = call_match(a, b)
@@ -89,10 +89,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         res_sim = result_match(a, b)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
-    size = min(a.result_size, b.result_size)
-    if a.result_hash == b.result_hash and related(a, b, cfg) and (
-            size >= SHORT_RESULT or (same_entities and a.entities and size >= TINY_RESULT)):
-        return kind, call_sim  # the very same result (substantial, or about the same file) from related calls
+    if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= SHORT_RESULT:
+        return kind, call_sim  # the very same substantial result from related calls
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
     if call_sim < cfg.call_threshold:
