@@ -1,0 +1,566 @@
+"""semloop for LangChain (`pip install 'semloop[langchain]'`): agent middleware and a tool wrapper.
+
+    from langchain.agents import create_agent
+    from semloop.integrations.langchain import SemloopMiddleware
+
+    agent = create_agent(model, tools, middleware=[SemloopMiddleware()])
+
+* `SemloopMiddleware` (langchain 1.x `create_agent`): every tool call is checked before it runs
+  (`wrap_tool_call` / `awrap_tool_call`): a call that continues a loop already warned about to the
+  limit is refused without running. Every call that ran is recorded with its `ToolMessage`; on
+  "warn" the hint is appended to the message content (status, artifact and id kept). On "stop" the
+  run ends: the next `before_model` hook jumps to the end instead of calling the model, and adds a
+  final `AIMessage` that tells the user what happened. A new `invoke` on the same thread lifts a
+  stop (the human decided); the loop memory is kept.
+* `guard_tool(tool, guard)` wraps any `BaseTool` for code without an agent: checked before and
+  recorded after each call, the hint appended on "warn"; on "stop" it raises `LoopStopped`
+  (or, with `on_stop="return"`, returns the explanation as the tool's output).
+
+State is in-process: one `LoopGuard` per thread (`thread_id`, or without a checkpointer the
+conversation's first message), least recently used dropped past `max_sessions`. Everything fails
+open: an internal error logs a warning and the tool runs as if semloop were not there.
+
+`langchain` / `langchain-core` are imported lazily: `SemloopMiddleware` and `GuardedTool` are built
+on first access, so importing this module (and `semloop`) does not import LangChain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
+
+from ..config import Config
+from ..guard import LoopGuard
+from ..verdict import Verdict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from langchain_core.tools import BaseTool
+
+__all__ = ["SemloopMiddleware", "GuardedTool", "LoopStopped", "guard_tool", "guard_tools"]
+
+log = logging.getLogger("semloop")
+
+INSTALL_HINT = ("semloop's LangChain integration needs `langchain-core` (and `langchain` 1.x for the "
+                "agent middleware): pip install 'semloop[langchain]'")
+
+REFUSE_NOTE = "Further tool calls in this run will be refused."
+NOT_RUN = "Not run: semloop stopped this run before this call."
+ENDED_NOTE = {"en": "The run ends here; the work done so far is kept.",
+              "zh": "运行在此结束；之前完成的工作均已保留。"}
+METADATA_KEY = "semloop"
+"""`ToolMessage.response_metadata[METADATA_KEY]` = {"action": "warn" | "stop" | "refused", "step": n,
+"message": ...} marks the tool messages semloop changed; "stop" / "refused" end the run before the
+next model call (kept in the checkpoint, so this works across processes too)."""
+
+
+class LoopStopped(RuntimeError):
+    """Raised by a `guard_tool` wrapper when semloop stops the run. `verdict` is the stop verdict;
+    `output` is what the tool returned (None when the call was refused without running)."""
+
+    def __init__(self, verdict: Verdict, output: Any = None) -> None:
+        super().__init__(verdict.message or "semloop stopped this run.")
+        self.verdict = verdict
+        self.output = output
+
+
+def _require(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(INSTALL_HINT) from exc
+
+
+# -- helpers shared by the middleware and the wrapper -----------------------------------------------
+
+
+def _append(content: Any, text: str) -> Any:
+    """Message content with `text` after it (string → joined; content blocks → one more text block)."""
+    if content is None or content == "" or content == []:
+        return text
+    if isinstance(content, list):
+        return [*content, {"type": "text", "text": text}]
+    return f"{content}\n\n{text}"
+
+
+def _is_tool_message(value: Any) -> bool:
+    return type(value).__name__ == "ToolMessage" and hasattr(value, "tool_call_id")
+
+
+def _mark(message: Any, content: Any, action: str, verdict: Verdict) -> Any:
+    """A copy of a `ToolMessage` with new content and semloop's mark; status, artifact, id kept."""
+    mark: dict[str, Any] = {"action": action, "step": verdict.step}
+    if action != "warn":  # the text of the final message for the user
+        mark["message"] = verdict.message
+    meta = {**(message.response_metadata or {}), METADATA_KEY: mark}
+    return message.model_copy(update={"content": content, "response_metadata": meta})
+
+
+def _changed(message: Any, verdict: Verdict, stop_note: str | None) -> Any:
+    """The `ToolMessage` as the model should see it after `verdict` (itself on allow)."""
+    if verdict.action == "allow" or not verdict.message:
+        return message
+    if verdict.action == "warn":
+        return _mark(message, verdict.annotate(message.content), "warn", verdict)
+    note = f"{verdict.message} {stop_note}" if stop_note else verdict.message
+    return _mark(message, _append(message.content, note), "stop", verdict)
+
+
+def _tool_message_in(result: Any, call_id: str | None) -> Any:
+    """The `ToolMessage` of a tool result: the result itself, or for a tool that returned a
+    `Command`, the message for `call_id` in its `update["messages"]` (None if there is none)."""
+    if _is_tool_message(result):
+        return result
+    update = getattr(result, "update", None)
+    if isinstance(update, Mapping) and isinstance(update.get("messages"), list):
+        for message in update["messages"]:
+            if _is_tool_message(message) and (call_id is None or message.tool_call_id == call_id):
+                return message
+    return None
+
+
+def _replace_message(result: Any, old: Any, new: Any) -> Any:
+    """`result` with its `ToolMessage` `old` replaced by `new` (a `Command` is copied, not changed)."""
+    if new is old:
+        return result
+    if result is old:
+        return new
+    messages = [new if m is old else m for m in result.update["messages"]]
+    return dataclasses.replace(result, update={**result.update, "messages": messages})
+
+
+def _mark_of(message: Any) -> Mapping[str, Any]:
+    mark = (getattr(message, "response_metadata", None) or {}).get(METADATA_KEY)
+    return mark if isinstance(mark, Mapping) else {}
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _bubbles(exc: BaseException) -> bool:
+    """LangGraph's control-flow exceptions (interrupts, ...) are not tool failures."""
+    try:
+        from langgraph.errors import GraphBubbleUp
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, GraphBubbleUp)
+
+
+# -- the agent middleware -----------------------------------------------------------------------------
+
+
+class _MiddlewareCore:
+    """The logic of `SemloopMiddleware`, kept free of LangChain imports (see `_middleware_class`)."""
+
+    def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_invoke: bool = True,
+                 max_sessions: int = 64, **overrides: Any) -> None:
+        super().__init__()
+        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+        self.halt_on_stop = halt_on_stop
+        self.reset_on_invoke = reset_on_invoke
+        self.max_sessions = max_sessions
+        self.guards: OrderedDict[str, LoopGuard] = OrderedDict()
+        self.verdicts: list[tuple[str, Verdict]] = []  # (thread key, verdict) of the last 256 warn/stop
+        self._embedder: Any = None
+        self._lock = threading.RLock()  # parallel tool calls run in threads; a guard is not thread-safe
+
+    # -- guards -------------------------------------------------------------------------------------
+
+    def guard_for(self, key: str) -> LoopGuard:
+        """The guard of one thread: its `thread_id`, or "message:<id>" of the conversation's first
+        message when the agent runs without a checkpointer."""
+        with self._lock:
+            guard = self.guards.get(key)
+            if guard is None:
+                guard = self.guards[key] = LoopGuard(self.config, embedder=self._embedder)
+                while len(self.guards) > self.max_sessions:
+                    self.guards.popitem(last=False)
+            else:
+                self.guards.move_to_end(key)
+            return guard
+
+    @staticmethod
+    def _key(state: Any, runtime: Any) -> str:
+        info = getattr(runtime, "execution_info", None)
+        thread = getattr(info, "thread_id", None)
+        if thread is None:
+            config = getattr(runtime, "config", None) or {}
+            thread = (config.get("configurable") or {}).get("thread_id")
+        if thread is not None:
+            return str(thread)
+        messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+        first = getattr(messages[0], "id", None) if messages else None
+        return f"message:{first}" if first else "default"
+
+    def _note(self, key: str, verdict: Verdict) -> None:
+        if verdict.action != "allow":
+            self.verdicts.append((key, verdict))
+            del self.verdicts[:-256]
+
+    def _failed(self, exc: Exception) -> None:
+        if not self.config.fail_open:
+            raise exc
+        log.warning("semloop: middleware error, allowing the call: %r", exc)
+
+    # -- before and after one tool call ----------------------------------------------------------------
+
+    def _before(self, request: Any) -> tuple[Any, Any]:
+        """(context for `_after`, or None) and (a refusal `ToolMessage`, or None)."""
+        try:
+            call = request.tool_call
+            key = self._key(request.state, request.runtime)
+            guard = self.guard_for(key)
+            with self._lock:
+                was_stopped = guard.stopped
+                verdict = guard.check(call["name"], call.get("args") or {})
+                if self._embedder is None and guard.embedder is not None:
+                    self._embedder = guard.embedder  # loaded once, shared by the later guards
+            if verdict.action != "stop":
+                return (key, guard, call), None
+            self._note(key, verdict)
+            from langchain_core.messages import ToolMessage
+
+            # the call that hit the limit gets the reason; any call after it (same batch, or a retry
+            # after a soft stop) is refused as not run
+            text = NOT_RUN if was_stopped else (verdict.message or NOT_RUN)
+            if not self.halt_on_stop:
+                text = f"{text} {REFUSE_NOTE}"
+            refusal = ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status="error")
+            return None, _mark(refusal, text, "refused" if was_stopped else "stop", verdict)
+        except Exception as exc:
+            self._failed(exc)
+            return None, None
+
+    def _record(self, ctx: Any, output: Any, is_error: bool) -> Verdict | None:
+        key, guard, call = ctx
+        with self._lock:
+            verdict = guard.record(call["name"], call.get("args") or {}, output, is_error=is_error)
+        self._note(key, verdict)
+        return verdict
+
+    def _after(self, ctx: Any, result: Any) -> Any:
+        if ctx is None:
+            return result
+        try:
+            message = _tool_message_in(result, ctx[2].get("id"))
+            if message is None:  # a `Command` without a message for this call: recorded as it is
+                self._record(ctx, getattr(result, "update", result), False)
+                return result
+            verdict = self._record(ctx, message.content, message.status == "error")
+            changed = _changed(message, verdict, None if self.halt_on_stop else REFUSE_NOTE)
+            return _replace_message(result, message, changed)
+        except Exception as exc:
+            self._failed(exc)
+            return result
+
+    def _after_error(self, ctx: Any, exc: Exception) -> None:
+        """A tool that raised (the error propagates unchanged): recorded as an error step."""
+        if ctx is None or _bubbles(exc):
+            return
+        try:
+            self._record(ctx, _error_text(exc), True)
+        except Exception as inner:
+            self._failed(inner)
+
+    def _tool_call(self, request: Any, handler: Any) -> Any:
+        ctx, refusal = self._before(request)
+        if refusal is not None:
+            return refusal
+        try:
+            result = handler(request)
+        except Exception as exc:
+            self._after_error(ctx, exc)
+            raise
+        return self._after(ctx, result)
+
+    async def _atool_call(self, request: Any, handler: Any) -> Any:
+        ctx, refusal = self._before(request)
+        if refusal is not None:
+            return refusal
+        try:
+            result = await handler(request)
+        except Exception as exc:
+            self._after_error(ctx, exc)
+            raise
+        return self._after(ctx, result)
+
+    # -- graph hooks ------------------------------------------------------------------------------------
+
+    def _on_invoke(self, state: Any, runtime: Any) -> None:
+        """A new invoke on a thread whose run was stopped: the user stepped in, lift the stop."""
+        try:
+            if self.reset_on_invoke:
+                key = self._key(state, runtime)
+                with self._lock:
+                    guard = self.guards.get(key)
+                    if guard is not None and guard.stopped:
+                        guard.state.resume()
+        except Exception as exc:
+            self._failed(exc)
+        return None
+
+    def _end_if_stopped(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Before the model is called: end the run if the last tool results carry a stop."""
+        try:
+            messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+            ending = ("stop", "refused") if self.halt_on_stop else ("refused",)
+            latest = []
+            for message in reversed(messages or []):
+                if not _is_tool_message(message):
+                    break  # only the results of the latest model turn end the run
+                latest.append(_mark_of(message).get("action"))
+            if not any(action in ending for action in latest):
+                return None
+            reason = None
+            for message in reversed(messages or []):  # why: the stop of this run (maybe an earlier turn)
+                if type(message).__name__ == "HumanMessage":
+                    break
+                mark = _mark_of(message) if _is_tool_message(message) else {}
+                if mark.get("action") == "stop" and mark.get("message"):
+                    reason = str(mark["message"])
+                    break
+            from langchain_core.messages import AIMessage
+
+            final = AIMessage(content=self._final_text(reason), name="semloop",
+                              response_metadata={METADATA_KEY: {"action": "stop"}})
+            return {"messages": [final], "jump_to": "end"}
+        except Exception as exc:
+            self._failed(exc)
+            return None
+
+    def _final_text(self, reason: str | None) -> str:
+        """The final message for the user: why semloop stopped, and that the run ends here."""
+        text = reason or "semloop stopped this run."
+        ended = ENDED_NOTE.get(self.config.language, ENDED_NOTE["en"])
+        return text if ended in text else f"{text} {ended}"
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def _middleware_class() -> type:
+    if "middleware" not in _CLASSES:
+        _require("langchain.agents")
+        from langchain.agents.middleware import AgentMiddleware, hook_config
+
+        class SemloopMiddleware(_MiddlewareCore, AgentMiddleware):
+            """`create_agent(..., middleware=[SemloopMiddleware()])`: loop detection for every tool call.
+
+            `config` (and keyword overrides such as `max_warnings=3`) configure every guard.
+            `halt_on_stop=False` does not end the run at the first stop: the model gets the
+            explanation in the tool result and can answer the user; a tool call after that is refused
+            and ends the run. `reset_on_invoke` lifts a stop when the thread is invoked again (a new
+            user message); the loop memory is kept. `guards` maps thread keys to their `LoopGuard`;
+            `verdicts` keeps the recent warn/stop verdicts.
+            """
+
+            def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return self._on_invoke(state, runtime)
+
+            async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return self._on_invoke(state, runtime)
+
+            @hook_config(can_jump_to=["end"])
+            def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return self._end_if_stopped(state, runtime)
+
+            @hook_config(can_jump_to=["end"])
+            async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return self._end_if_stopped(state, runtime)
+
+            def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+                return self._tool_call(request, handler)
+
+            async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+                return await self._atool_call(request, handler)
+
+        SemloopMiddleware.__module__, SemloopMiddleware.__qualname__ = __name__, "SemloopMiddleware"
+        _CLASSES["middleware"] = SemloopMiddleware
+    return _CLASSES["middleware"]
+
+
+# -- the plain tool wrapper ------------------------------------------------------------------------------
+
+
+def _model_args(tool: Any, tool_input: Any) -> Any:
+    """The arguments the model chose: injected ones (runtime, state, call id) left out."""
+    if not isinstance(tool_input, dict):
+        return tool_input
+    try:
+        return tool._filter_injected_args(tool_input)
+    except Exception:
+        return tool_input
+
+
+class _GuardedCore:
+    """The guard logic of `GuardedTool`, shared by `run` and `arun`."""
+
+    def _note(self, verdict: Verdict) -> None:
+        self.verdicts.append(verdict)
+        del self.verdicts[:-256]
+
+    def _stopped(self, verdict: Verdict, output: Any, tool_call_id: str | None) -> Any:
+        self._note(verdict)
+        if self.on_stop == "raise":
+            raise LoopStopped(verdict, output)
+        text = verdict.message or "semloop stopped this run."
+        if output is None:  # refused without running
+            if tool_call_id is None:
+                return text
+            from langchain_core.messages import ToolMessage
+
+            return ToolMessage(content=text, tool_call_id=tool_call_id, name=self.name, status="error")
+        message = _tool_message_in(output, tool_call_id)
+        if message is not None:
+            return _replace_message(output, message, _changed(message, verdict, None))
+        if hasattr(output, "update"):  # a `Command` without a message: nothing to add the text to
+            return output
+        return Verdict("warn", verdict.step, (), text).annotate(output)  # str, blocks, dict: same as a hint
+
+    def _check(self, tool_input: Any, tool_call_id: str | None) -> Any:
+        """None (run the tool), or the refusal to return (or `LoopStopped` raised)."""
+        verdict = self.guard.check(self.name, _model_args(self.tool, tool_input))  # never raises if fail_open
+        return self._stopped(verdict, None, tool_call_id) if verdict.action == "stop" else None
+
+    def _record(self, tool_input: Any, output: Any, tool_call_id: str | None) -> Any:
+        try:
+            message = _tool_message_in(output, tool_call_id)
+            if message is not None:
+                content, is_error = message.content, message.status == "error"
+            else:
+                content, is_error = getattr(output, "update", output), False
+            verdict = self.guard.record(self.name, _model_args(self.tool, tool_input), content, is_error=is_error)
+        except Exception as exc:
+            if not self.guard.config.fail_open:
+                raise
+            log.warning("semloop: tool wrapper error, returning the output unchanged: %r", exc)
+            return output
+        if verdict.action == "allow":
+            return output
+        if verdict.action == "stop":
+            return self._stopped(verdict, output, tool_call_id)
+        self._note(verdict)
+        if message is not None:
+            return _replace_message(output, message, _changed(message, verdict, None))
+        return output if hasattr(output, "update") else verdict.annotate(output)
+
+    def _record_error(self, tool_input: Any, exc: Exception) -> None:
+        if _bubbles(exc):
+            return
+        try:
+            verdict = self.guard.record(self.name, _model_args(self.tool, tool_input), _error_text(exc), is_error=True)
+        except Exception:
+            if not self.guard.config.fail_open:
+                raise
+            return
+        if verdict.action != "allow":
+            self._note(verdict)
+
+
+def _guarded_class() -> type:
+    if "tool" not in _CLASSES:
+        _require("langchain_core.tools")
+        from langchain_core.tools import BaseTool
+        from pydantic import ConfigDict, Field
+
+        class GuardedTool(_GuardedCore, BaseTool):
+            """A `BaseTool` that runs `tool` under a `LoopGuard`: same name, description, schema,
+            `return_direct` and `response_format`; each call is checked before and recorded after.
+            Build it with `guard_tool(tool, guard)`."""
+
+            model_config = ConfigDict(arbitrary_types_allowed=True)
+
+            tool: Any
+            guard: Any
+            on_stop: Literal["raise", "return"] = "raise"
+            verdicts: list = Field(default_factory=list, exclude=True)
+            """This tool's warn/stop verdicts."""
+
+            # LangGraph's ToolNode looks here for injected arguments (runtime, state, store)
+            @property
+            def func(self) -> Any:
+                return getattr(self.tool, "func", None)
+
+            @property
+            def coroutine(self) -> Any:
+                return getattr(self.tool, "coroutine", None)
+
+            @property
+            def _injected_args_keys(self) -> frozenset[str]:  # type: ignore[override]
+                return self.tool._injected_args_keys
+
+            def get_input_schema(self, config: Any = None) -> Any:
+                return self.tool.get_input_schema(config)
+
+            def _run(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - `run` is overridden
+                raise NotImplementedError("GuardedTool runs through `run` / `invoke`")
+
+            def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+                tool_call_id = kwargs.get("tool_call_id")
+                refusal = self._check(tool_input, tool_call_id)
+                if refusal is not None:
+                    return refusal
+                try:
+                    output = self.tool.run(tool_input, *args, **kwargs)
+                except Exception as exc:
+                    self._record_error(tool_input, exc)
+                    raise
+                return self._record(tool_input, output, tool_call_id)
+
+            async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+                tool_call_id = kwargs.get("tool_call_id")
+                refusal = self._check(tool_input, tool_call_id)
+                if refusal is not None:
+                    return refusal
+                try:
+                    output = await self.tool.arun(tool_input, *args, **kwargs)
+                except Exception as exc:
+                    self._record_error(tool_input, exc)
+                    raise
+                return self._record(tool_input, output, tool_call_id)
+
+        GuardedTool.__module__, GuardedTool.__qualname__ = __name__, "GuardedTool"
+        _CLASSES["tool"] = GuardedTool
+    return _CLASSES["tool"]
+
+
+def guard_tool(tool: "BaseTool", guard: LoopGuard | None = None, *,
+               on_stop: Literal["raise", "return"] = "raise") -> "BaseTool":
+    """Wrap a LangChain tool (`@tool` function, `StructuredTool`, any `BaseTool`) in a `LoopGuard`.
+
+    The result is a `BaseTool` with the same name, description, argument schema, `return_direct`
+    and `response_format`. Each `invoke` / `ainvoke` / `run` is checked before the tool runs and
+    recorded after: on "warn" the hint is appended to the output (to a `ToolMessage`'s content
+    when invoked with a tool call; status and artifact kept). On "stop" it raises `LoopStopped`
+    (`.verdict`, `.output`), or with `on_stop="return"` returns the output with the explanation
+    appended (a refused call returns the explanation, as an error `ToolMessage` for a tool call).
+    Exceptions from the tool are recorded as errors and re-raised unchanged.
+
+    Share one guard between the tools of one run (`guard_tools`): loops span tools.
+    """
+    if on_stop not in ("raise", "return"):
+        raise ValueError(f"on_stop must be 'raise' or 'return', got {on_stop!r}")
+    cls = _guarded_class()
+    same = {name: getattr(tool, name) for name in ("name", "description", "args_schema", "return_direct",
+                                                   "response_format", "tags", "metadata", "extras")
+            if name in cls.model_fields and hasattr(tool, name)}  # `extras` is langchain-core >= 1.0
+    return cls(tool=tool, guard=guard if guard is not None else LoopGuard(), on_stop=on_stop, **same)
+
+
+def guard_tools(tools: Iterable["BaseTool"], guard: LoopGuard | None = None, **options: Any) -> list["BaseTool"]:
+    """`guard_tool` for several tools, sharing one guard (a new one by default)."""
+    guard = guard if guard is not None else LoopGuard()
+    return [guard_tool(t, guard, **options) for t in tools]
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: the LangChain classes are built on first access
+    if name == "SemloopMiddleware":
+        return _middleware_class()
+    if name == "GuardedTool":
+        return _guarded_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

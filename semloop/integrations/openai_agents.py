@@ -1,0 +1,349 @@
+"""semloop for the OpenAI Agents SDK (`pip install 'semloop[openai-agents]'`): tool guardrails.
+
+    from agents import Agent, Runner
+    from semloop.integrations.openai_agents import protect
+
+    agent = protect(Agent(name="coder", tools=[read_file, run_tests]))
+    result = await Runner.run(agent, "Find out why the tests fail.")
+    print(result.final_output)
+
+Built on the SDK's own per-tool guardrails (`FunctionTool.tool_input_guardrails` /
+`tool_output_guardrails`, openai-agents >= 0.3.3) and `Agent.tool_use_behavior`:
+
+* tool input guardrail: a call that continues a loop already warned about to the limit is
+  refused without running (`reject_content`, with the reason as the tool result).
+* tool output guardrail: the call is recorded with its output; on "warn" the model gets the real
+  output with the hint appended (`reject_content` carrying output + hint, so the tool's side
+  effects and result are kept); on "stop" the explanation is appended the same way.
+* tool use behavior: after a turn in which semloop stopped the run, the run ends there with the
+  stop message as `result.final_output` (the SDK's own way to end a run after tool calls), or
+  with `LoopStopped` raised when `on_stop="raise"` (or when the agent has a structured
+  `output_type`, which a message is not).
+
+One `LoopGuard` per run by default (runs are told apart by their `RunContextWrapper.usage`, which
+the SDK shares with every tool context of the run); pass `key=` to keep one guard per
+conversation instead. Every guardrail fails open: an internal error logs a warning and allows the
+call. `agents` itself is imported lazily, only where it is needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import logging
+import re
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Literal, Mapping
+
+from ..config import Config
+from ..guard import LoopGuard
+from ..verdict import Verdict
+
+__all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
+
+log = logging.getLogger("semloop")
+
+INSTALL_HINT = ("semloop's OpenAI Agents SDK integration needs the `openai-agents` package: "
+                "pip install 'semloop[openai-agents]'")
+
+STOPPED = "semloop stopped the run."
+# what the SDK puts in place of a failed call: its default failure and timeout messages
+_SDK_ERROR = re.compile(r"An error occurred while running the tool|Tool '[^'\n]+' timed out after ")
+
+
+def _require_agents() -> Any:
+    try:
+        import agents
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(INSTALL_HINT) from exc
+    return agents
+
+
+class LoopStopped(Exception):
+    """Raised out of `Runner.run` when semloop stops a run and `on_stop="raise"` (or the agent has a
+    structured `output_type`). `message` is the explanation for the user, `verdict` the stop verdict.
+    The refused call's tool result is already in the run's items when this is raised."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        self.message = verdict.message or STOPPED
+        super().__init__(self.message)
+
+
+@dataclasses.dataclass
+class _Run:
+    guard: LoopGuard
+    anchor: Any  # the run's `usage` object: tells runs apart (and stays referenced, so its id is not reused)
+    stop: Verdict | None = None  # the first stop verdict of this run
+
+
+class SemloopGuardrails:
+    """Tool guardrails and a tool use behavior for the OpenAI Agents SDK, one `LoopGuard` per run.
+
+    `config` (and keyword overrides) configure every guard. `protect(agent)` wires everything into a
+    copy of an agent; `guard_tool(tool)`, `input_guardrail`, `output_guardrail` and
+    `tool_use_behavior(...)` are the parts, for agents and tools you build yourself.
+
+    `key(context_wrapper) -> hashable` keeps one guard per key instead of per run, e.g.
+    `key=lambda ctx: ctx.context.conversation_id`: the loop memory then spans the runs of a
+    conversation, and a new run (a new user message) lifts a stop. `on_stop="raise"` ends a stopped
+    run with `LoopStopped` instead of a final output. At most `max_sessions` guards are kept (least
+    recently used dropped).
+    """
+
+    def __init__(self, config: Config | None = None, *, key: Callable[[Any], Hashable] | None = None,
+                 on_stop: Literal["final_output", "raise"] = "final_output", max_sessions: int = 256,
+                 **overrides: Any) -> None:
+        if on_stop not in ("final_output", "raise"):
+            raise ValueError(f"on_stop must be 'final_output' or 'raise', got {on_stop!r}")
+        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+        self.key = key
+        self.on_stop = on_stop
+        self.max_sessions = max_sessions
+        self.runs: OrderedDict[Hashable, _Run] = OrderedDict()
+        self.verdicts: list[Verdict] = []  # the last 256 warn/stop verdicts, of every run
+        self._embedder: Any = None
+        self._input_guardrail: Any = None
+        self._output_guardrail: Any = None
+
+    # -- guards ---------------------------------------------------------------------------------
+
+    def _key(self, ctx: Any) -> Hashable:
+        return self.key(ctx) if self.key is not None else id(ctx.usage)
+
+    def _run(self, ctx: Any) -> _Run:
+        key, anchor = self._key(ctx), ctx.usage
+        run = self.runs.get(key)
+        if run is None or (self.key is None and run.anchor is not anchor):
+            run = self.runs[key] = _Run(LoopGuard(self.config, embedder=self._embedder), anchor)
+            self.runs.move_to_end(key)
+            while len(self.runs) > self.max_sessions:
+                self.runs.popitem(last=False)
+        else:
+            self.runs.move_to_end(key)
+            if run.anchor is not anchor:  # a new run of the same conversation: the user stepped in
+                run.anchor, run.stop = anchor, None
+                run.guard.state.resume()
+        return run
+
+    def guard_for(self, context_wrapper: Any) -> LoopGuard:
+        """The guard of the run (or key) that `context_wrapper` belongs to: a `RunContextWrapper`,
+        a `ToolContext`, or `result.context_wrapper` after the run."""
+        return self._run(context_wrapper).guard
+
+    def stop_verdict(self, context_wrapper: Any) -> Verdict | None:
+        """The verdict that stopped this run, or None: `loops.stop_verdict(result.context_wrapper)`
+        tells a semloop stop from the model's own final output."""
+        run = self.runs.get(self._key(context_wrapper))
+        return run.stop if run is not None and run.anchor is context_wrapper.usage else None
+
+    def _note(self, verdict: Verdict) -> None:
+        if verdict.action != "allow":
+            self.verdicts.append(verdict)
+            del self.verdicts[:-256]
+
+    def _failed(self, exc: Exception) -> Any:
+        if not self.config.fail_open:
+            raise exc
+        log.warning("semloop: guardrail error, allowing the call: %r", exc)
+        from agents import ToolGuardrailFunctionOutput
+
+        return ToolGuardrailFunctionOutput.allow()
+
+    # -- guardrail functions: (ToolInputGuardrailData | ToolOutputGuardrailData) -> output -------
+
+    def check_call(self, data: Any) -> Any:
+        """The tool input guardrail's function: refuse a call that continues a loop warned about
+        to the limit (or any call once the run is stopped)."""
+        try:
+            from agents import ToolGuardrailFunctionOutput
+
+            ctx = data.context
+            run = self._run(ctx)
+            if self._embedder is None and run.guard.embedder is not None:
+                self._embedder = run.guard.embedder  # loaded once, shared by the later guards
+            verdict = run.guard.check(ctx.tool_name, _arguments(ctx.tool_arguments))
+            if verdict.action != "stop":
+                return ToolGuardrailFunctionOutput.allow()
+            self._note(verdict)
+            run.stop = run.stop or verdict
+            return ToolGuardrailFunctionOutput.reject_content(verdict.message or STOPPED, output_info=verdict)
+        except Exception as exc:
+            return self._failed(exc)
+
+    def record_call(self, data: Any) -> Any:
+        """The tool output guardrail's function: record the call with its output; on "warn" (and
+        "stop") the output goes to the model with the message appended."""
+        try:
+            from agents import ToolGuardrailFunctionOutput
+
+            ctx, output = data.context, data.output
+            run = self._run(ctx)
+            verdict = run.guard.record(ctx.tool_name, _arguments(ctx.tool_arguments), _plain(output),
+                                       is_error=_is_sdk_error(output))
+            if self._embedder is None and run.guard.embedder is not None:
+                self._embedder = run.guard.embedder
+            self._note(verdict)
+            if verdict.action == "allow" or not verdict.message:
+                return ToolGuardrailFunctionOutput.allow()
+            if verdict.action == "stop":
+                run.stop = run.stop or verdict
+            # `reject_content` replaces what the model sees: the real output with the message after it
+            return ToolGuardrailFunctionOutput.reject_content(_with_text(output, verdict.message), output_info=verdict)
+        except Exception as exc:
+            return self._failed(exc)
+
+    @property
+    def input_guardrail(self) -> Any:
+        """A `ToolInputGuardrail` for `FunctionTool.tool_input_guardrails`."""
+        if self._input_guardrail is None:
+            _require_agents()
+            from agents import ToolInputGuardrail
+
+            self._input_guardrail = ToolInputGuardrail(guardrail_function=self.check_call, name="semloop")
+        return self._input_guardrail
+
+    @property
+    def output_guardrail(self) -> Any:
+        """A `ToolOutputGuardrail` for `FunctionTool.tool_output_guardrails`."""
+        if self._output_guardrail is None:
+            _require_agents()
+            from agents import ToolOutputGuardrail
+
+            self._output_guardrail = ToolOutputGuardrail(guardrail_function=self.record_call, name="semloop")
+        return self._output_guardrail
+
+    # -- tools, tool use behavior, agents ----------------------------------------------------------
+
+    def guard_tool(self, tool: Any) -> Any:
+        """A copy of a `FunctionTool` with semloop's guardrails after its own (so yours decide first,
+        and a rejection of yours is final). Other tools (hosted tools, ...) are returned as they are:
+        the SDK runs guardrails for function tools only."""
+        agents = _require_agents()
+        if not isinstance(tool, agents.FunctionTool):
+            return tool
+        inputs, outputs = list(tool.tool_input_guardrails or []), list(tool.tool_output_guardrails or [])
+        if self.input_guardrail in inputs:
+            return tool
+        return dataclasses.replace(tool, tool_input_guardrails=[*inputs, self.input_guardrail],
+                                   tool_output_guardrails=[*outputs, self.output_guardrail])
+
+    def tool_use_behavior(self, original: Any = "run_llm_again", *, raise_on_stop: bool | None = None) -> Any:
+        """An `Agent.tool_use_behavior` that ends the run after a turn in which semloop stopped it:
+        with the stop message as the final output, or `LoopStopped` raised (`raise_on_stop`, by
+        default `on_stop == "raise"`). Otherwise `original` decides, as the SDK would ("run_llm_again",
+        "stop_on_first_tool", a `StopAtTools` dict, or your function)."""
+        agents = _require_agents()
+        raising = self.on_stop == "raise" if raise_on_stop is None else raise_on_stop
+
+        async def semloop_tool_use_behavior(context_wrapper: Any, tool_results: list[Any]) -> Any:
+            try:
+                stop = self.stop_verdict(context_wrapper)
+            except Exception as exc:
+                self._failed(exc)
+                stop = None
+            if stop is not None:
+                if raising:
+                    raise LoopStopped(stop)
+                return agents.ToolsToFinalOutputResult(is_final_output=True, final_output=stop.message or STOPPED)
+            return await _decide(agents, original, context_wrapper, tool_results)
+
+        semloop_tool_use_behavior.__semloop__ = self  # type: ignore[attr-defined]
+        return semloop_tool_use_behavior
+
+    def protect(self, agent: Any) -> Any:
+        """A copy of `agent` under semloop: its function tools guarded, its tool use behavior
+        wrapped, and the same for the agents it hands off to (`Agent`s in `handoffs`; wrap the
+        target of a `handoff(...)` object yourself: `handoff(loops.protect(target), ...)`).
+        With a structured `output_type` a stop raises `LoopStopped` (a message is not that type)."""
+        return self._protect(agent, {})
+
+    def _protect(self, agent: Any, done: dict[int, Any]) -> Any:
+        agents = _require_agents()
+        if id(agent) in done:
+            return done[id(agent)]
+        behavior = agent.tool_use_behavior
+        if getattr(behavior, "__semloop__", None) is not self:
+            text_output = agent.output_type in (None, str)
+            behavior = self.tool_use_behavior(behavior, raise_on_stop=None if text_output else True)
+        clone = agent.clone(tools=[self.guard_tool(t) for t in agent.tools], tool_use_behavior=behavior)
+        done[id(agent)] = clone
+        clone.handoffs = [self._protect(h, done) if isinstance(h, agents.Agent) else h for h in agent.handoffs]
+        return clone
+
+
+async def _decide(agents: Any, behavior: Any, context_wrapper: Any, tool_results: list[Any]) -> Any:
+    """What the SDK decides for `behavior` (its documented semantics)."""
+    result_type = agents.ToolsToFinalOutputResult
+    if behavior == "run_llm_again" or not tool_results:
+        return result_type(is_final_output=False, final_output=None)
+    if behavior == "stop_on_first_tool":
+        return result_type(is_final_output=True, final_output=tool_results[0].output)
+    if isinstance(behavior, Mapping):
+        names = behavior.get("stop_at_tool_names", [])
+        for result in tool_results:
+            if result.tool.name in names or getattr(result.tool, "qualified_name", None) in names:
+                return result_type(is_final_output=True, final_output=result.output)
+        return result_type(is_final_output=False, final_output=None)
+    decided = behavior(context_wrapper, tool_results)
+    return await decided if inspect.isawaitable(decided) else decided
+
+
+def protect(agent: Any, config: Config | None = None, **options: Any) -> Any:
+    """`protect(Agent(...))`: a copy of the agent guarded by a new `SemloopGuardrails`.
+
+    `options` are `SemloopGuardrails` options and `Config` overrides (e.g. `max_warnings=3`). To
+    inspect the guards or their verdicts, build a `SemloopGuardrails` and call `.protect(agent)`.
+    """
+    return SemloopGuardrails(config, **options).protect(agent)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _arguments(text: Any) -> Any:
+    """The call's JSON arguments as a value (the raw text when they are not JSON)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text) if text.strip() else {}
+    except ValueError:
+        return text
+
+
+def _plain(output: Any) -> Any:
+    """A tool output as plain data for the guard (pydantic outputs such as `ToolOutputText` dumped)."""
+    if isinstance(output, (list, tuple)):
+        return [_plain(o) for o in output]
+    dump = getattr(output, "model_dump", None)
+    if callable(dump) and not isinstance(output, type):
+        try:
+            return dump(mode="json")
+        except Exception:
+            return str(output)
+    return output
+
+
+def _is_sdk_error(output: Any) -> bool:
+    return isinstance(output, str) and _SDK_ERROR.match(output) is not None
+
+
+def _is_content(item: Any) -> bool:
+    """A structured tool output item (`ToolOutputText` / `ToolOutputImage` / `ToolOutputFileContent`,
+    or their dict forms), which the SDK sends as content parts rather than as text."""
+    kind = item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)
+    return kind in ("text", "image", "file") and (isinstance(item, Mapping) or hasattr(item, "model_dump"))
+
+
+def _with_text(output: Any, text: str) -> Any:
+    """The output as the model would get it, with `text` after it: strings joined; structured
+    content parts + one text part; anything else as the SDK sends it (`str()`) + the text."""
+    if output is None or output == "":
+        return text
+    if isinstance(output, str):
+        return f"{output}\n\n{text}"
+    items = list(output) if isinstance(output, (list, tuple)) else [output]
+    if items and all(_is_content(i) for i in items):
+        return [*items, {"type": "text", "text": text}]
+    return f"{output}\n\n{text}"
