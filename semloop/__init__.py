@@ -11,12 +11,12 @@ script's hook client — start without numpy.
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
-from .verdict import Signal, Verdict
+from .verdict import LoopStopped, Signal, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from .guard import LoopGuard
 
-__all__ = ["LoopGuard", "Config", "Verdict", "Signal"]
+__all__ = ["LoopGuard", "Config", "Verdict", "Signal", "LoopStopped"]
 __version__ = "0.1.0"
 
 

@@ -63,4 +63,15 @@ class Verdict:
                 "message": self.message}
 
 
-ALLOW = "allow"
+
+
+class LoopStopped(RuntimeError):
+    """Raised by integrations that end a run by exception (OpenAI Agents SDK with
+    `on_stop="raise"`, LangChain's `guard_tool`): `message` is the explanation for the user,
+    `verdict` the stop verdict, `output` what the last tool returned (None if it did not run)."""
+
+    def __init__(self, verdict: Verdict, output: Any = None) -> None:
+        self.verdict = verdict
+        self.message = verdict.message or "semloop stopped this run."
+        self.output = output
+        super().__init__(self.message)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
 
 from ..config import Config
 from ..guard import LoopGuard
-from ..verdict import Verdict
+from ..verdict import LoopStopped, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.tools import BaseTool
@@ -54,16 +54,6 @@ METADATA_KEY = "semloop"
 """`ToolMessage.response_metadata[METADATA_KEY]` = {"action": "warn" | "stop" | "refused", "step": n,
 "message": ...} marks the tool messages semloop changed; "stop" / "refused" end the run before the
 next model call (kept in the checkpoint, so this works across processes too)."""
-
-
-class LoopStopped(RuntimeError):
-    """Raised by a `guard_tool` wrapper when semloop stops the run. `verdict` is the stop verdict;
-    `output` is what the tool returned (None when the call was refused without running)."""
-
-    def __init__(self, verdict: Verdict, output: Any = None) -> None:
-        super().__init__(verdict.message or "semloop stopped this run.")
-        self.verdict = verdict
-        self.output = output
 
 
 def _require(module: str) -> Any:

@@ -38,7 +38,7 @@ from typing import Any, Callable, Hashable, Literal, Mapping
 
 from ..config import Config
 from ..guard import LoopGuard
-from ..verdict import Verdict
+from ..verdict import LoopStopped, Verdict
 
 __all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
 
@@ -58,17 +58,6 @@ def _require_agents() -> Any:
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(INSTALL_HINT) from exc
     return agents
-
-
-class LoopStopped(Exception):
-    """Raised out of `Runner.run` when semloop stops a run and `on_stop="raise"` (or the agent has a
-    structured `output_type`). `message` is the explanation for the user, `verdict` the stop verdict.
-    The refused call's tool result is already in the run's items when this is raised."""
-
-    def __init__(self, verdict: Verdict) -> None:
-        self.verdict = verdict
-        self.message = verdict.message or STOPPED
-        super().__init__(self.message)
 
 
 @dataclasses.dataclass
