@@ -166,3 +166,28 @@ def test_baselines_fire_on_a_plain_exact_loop(detector):
     first = next((i for i in range(12) if guard.record(*LOOP).action != "allow"), None)
     expected = {"exact": 2, "normalized": 2, "count": 4, "openhands": 2, "gemini-cli": 4, "roo-code": 3, "crewai": 1}
     assert first == expected[detector]
+
+
+# -- one check suite over every detector (as river does for its drift detectors) ----------------
+
+from semloop.config import DETECTORS  # noqa: E402
+
+STREAM = [("Bash", {"command": c}, o) for c, o in [
+    ("ls", "a.py b.py"), ("cat a.py", "print(1)"), ("cat a.py", "print(1)"), ("cat a.py", "print(1)"),
+    ("git status", "clean"), ("cat a.py", "print(1)"), ("git status", "clean"), ("cat a.py", "print(1)"),
+]] * 2
+
+
+@pytest.mark.parametrize("detector", DETECTORS)
+def test_every_detector_replays_identically_after_reset_and_pickling(detector):
+    guard = LoopGuard(detector=detector, count_limit=4)
+    first = [guard.record(*step) for step in STREAM]
+    guard.reset()
+    assert [guard.record(*step) for step in STREAM] == first  # reset-then-replay equals fresh
+    half = LoopGuard(detector=detector, count_limit=4)
+    for step in STREAM[:7]:
+        half.record(*step)
+    resumed = LoopGuard(detector=detector, count_limit=4)
+    resumed.state = pickle.loads(pickle.dumps(half.state))
+    assert [resumed.record(*step) for step in STREAM[7:]] == first[7:]
+    assert all(i < v.step for v in first for s in v.signals for i in s.related_steps)
