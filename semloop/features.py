@@ -126,6 +126,9 @@ def render_value(value: Any) -> str:
 
 def _render(value: Any, parts: list[str], key: str = "") -> None:
     if isinstance(value, dict):
+        if value.get("type") == "text" and isinstance(value.get("text"), str):
+            parts.append(value["text"])  # a content block (Anthropic, MCP, OpenAI): its text is the result
+            return
         for k, v in value.items():
             _render(v, parts, k)
     elif isinstance(value, list):

@@ -96,4 +96,5 @@ def test_error_classes():
 def test_render_value_of_structured_outputs():
     text = F.render_value({"stdout": "hello", "stderr": "", "interrupted": False})
     assert "stdout: hello" in text and "stderr" not in text
-    assert not math.isnan(len(F.render_value([{"type": "text", "text": "x"}])))
+    blocks = [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]
+    assert F.render_value(blocks) == "first\nsecond"  # content blocks: just their text
