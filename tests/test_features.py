@@ -1,5 +1,4 @@
 import json
-import math
 
 from hypothesis import given
 from hypothesis import strategies as st
