@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import random
-import string
 import sys
 import textwrap
 
@@ -378,7 +377,7 @@ class Code:
         other = c.choice(MODULES)
         lines.append(f"from {pkg}.{other} import {c.choice(VERBS)}_{c.choice(NOUNS)}")
         parts.append("\n".join(lines))
-        consts = [f"logger = logging.getLogger(__name__)", f"_CACHE: dict[str, Any] = {{}}",
+        consts = ["logger = logging.getLogger(__name__)", "_CACHE: dict[str, Any] = {}",
                   f"DEFAULT_TIMEOUT = {c.rint(3, 120)}", f"BACKOFF_BASE = {c.r.choice(['0.5', '1.5', '2.0'])}",
                   f"MAX_{c.choice(NOUNS).upper()}S = {c.rint(10, 10000)}"]
         parts.append("\n".join(consts))
@@ -698,7 +697,7 @@ class Project:
             f"Add {c.choice(VERBS)}_{c.choice(NOUNS)} helper", f"Bump {c.choice(THIRD_PARTY)} to {c.rint(1, 5)}.{c.rint(0, 20)}",
             f"Refactor {c.choice(MODULES)} module", f"Merge pull request #{c.rint(40, 900)} from {c.choice(USERS)}/{c.choice(MODULES)}",
             f"tests: cover {c.choice(NOUNS)} edge cases", f"docs: explain {c.choice(MODULES)} settings",
-            f"Revert \"{c.choice(VERBS)} {c.choice(NOUNS)}s eagerly\"", f"ci: cache pip downloads"])
+            f"Revert \"{c.choice(VERBS)} {c.choice(NOUNS)}s eagerly\"", "ci: cache pip downloads"])
 
     def abspath(self, rel):
         return f"{self.root}/{rel}"
@@ -729,9 +728,9 @@ class Project:
             txt = (".PHONY: test lint fmt migrate\n\ntest:\n\tpython -m pytest -q\n\nlint:\n\truff check src tests\n\n"
                    f"fmt:\n\truff format src tests\n\nmigrate:\n\tpython -m {self.pkg}.cli migrate --env {c.r.choice(['dev', 'local'])}\n")
         elif rel.endswith("ci.yml"):
-            txt = (f"name: ci\non: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n"
-                   f"        python: [\"3.10\", \"3.11\"]\n    steps:\n      - uses: actions/checkout@v4\n      - uses: actions/setup-python@v5\n"
-                   f"        with:\n          python-version: ${{{{ matrix.python }}}}\n      - run: pip install -e .[test]\n      - run: python -m pytest -q\n")
+            txt = ("name: ci\non: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n"
+                   "        python: [\"3.10\", \"3.11\"]\n    steps:\n      - uses: actions/checkout@v4\n      - uses: actions/setup-python@v5\n"
+                   "        with:\n          python-version: ${{ matrix.python }}\n      - run: pip install -e .[test]\n      - run: python -m pytest -q\n")
         elif rel.endswith(".log"):
             lines = []
             for _ in range(c.rint(25, 70)):
@@ -1531,7 +1530,7 @@ class DevWorld(World):
         if kind == "pip_timeout":
             cmd = "pip install -r requirements.txt"
             return "one_retry:" + kind, [
-                self.sh(cmd, "Collecting requests>=2.31", f"ERROR: Exception:\npip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out.", err=True),
+                self.sh(cmd, "Collecting requests>=2.31", "ERROR: Exception:\npip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out.", err=True),
                 self.sh(cmd, "\n".join(f"Requirement already satisfied: {pk} in ./.venv/lib/python3.11/site-packages ({self.pyv[pk]})" for pk in c.r.sample(PY_PKGS, 5))
                         + f"\nSuccessfully installed {' '.join(f'{pk}-{self.pyv[pk]}' for pk in c.r.sample(PY_PKGS, 2))}")]
         if kind == "git_fetch_dns":
@@ -1992,7 +1991,7 @@ class SqlWorld(World):
             q = f"SELECT id, {col} FROM orders WHERE created_at > now() - interval '7 days';"
             return scen, self.probe(q, f'ERROR:  column "{col}" does not exist\nLINE 1: SELECT id, {col} FROM orders WHERE created_at > now() - interv...\n                   ^', True), []
         if scen == "syntax_error":
-            q = f"SELECT status, COUNT(*) FROM orders GROUP status;"
+            q = "SELECT status, COUNT(*) FROM orders GROUP status;"
             return scen, self.probe(q, 'ERROR:  syntax error at or near "status"\nLINE 1: SELECT status, COUNT(*) FROM orders GROUP status;\n                                                    ^', True), []
         if scen == "missing_relation":
             t = c.r.choice(["order", "user", "customer_orders", "payments_v2", "invoice"])

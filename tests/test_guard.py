@@ -1,11 +1,9 @@
 import logging
 import pickle
 
-import numpy as np
 import pytest
 
 from semloop import Config, LoopGuard, Verdict
-from semloop.messages import TEMPLATES
 
 LOOP = ("Bash", {"command": "cat /tmp/test.txt"}, "cat: /tmp/test.txt: Permission denied")
 

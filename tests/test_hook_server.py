@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from semloop.integrations import claude_code as cc
 from semloop.integrations import hook_server as hs
 
 from conftest import bash_event, stored

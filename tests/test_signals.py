@@ -4,9 +4,8 @@ is beside the point; paraphrase cases use the real bundled static model (offline
 import json
 
 import numpy as np
-import pytest
 
-from semloop import Config, LoopGuard
+from semloop import Config
 from semloop.scan import scan_trace
 from semloop.traces import Step, Trace
 
