@@ -106,3 +106,29 @@ def test_readme_shows_what_the_demo_prints(semloop_cmd):
     readme = (ROOT / "README.md").read_text()
     table = readme[readme.index("```\ntrace") + 4: readme.index("```", readme.index("```\ntrace") + 4)]
     assert table.strip() in demo
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from semloop import Config  # noqa: E402
+from semloop.scan import scan_trace  # noqa: E402
+from semloop.traces import TraceError, parse_trace  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                     max_leaves=15)
+_step = st.fixed_dictionaries({"tool": st.text(max_size=10), "input": _json},
+                              optional={"output": _json, "is_error": st.booleans()})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(_json, st.fixed_dictionaries({"id": st.text(max_size=5), "steps": st.lists(_step, max_size=8)})))
+def test_any_json_line_is_scanned_or_rejected_with_a_trace_error(obj):
+    try:
+        trace = parse_trace(obj, "fuzz:1")
+    except TraceError as exc:
+        assert str(exc).startswith("fuzz:1")
+        return
+    result = scan_trace(trace, Config(fail_open=False))  # an internal error would raise here
+    assert result.steps == len(trace.steps)
