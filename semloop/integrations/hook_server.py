@@ -63,10 +63,17 @@ def enabled() -> bool:
     return flag not in ("0", "false", "no", "off") and hasattr(socket, "AF_UNIX")
 
 
+def _default_db():
+    from .store import default_path
+
+    return default_path()
+
+
 def cache_dir() -> str:
-    """The directory of semloop's default state database: `$XDG_CACHE_HOME/semloop` or `~/.cache/semloop`."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "semloop")
+    """The directory of semloop's default state database (`store.cache_dir`)."""
+    from .store import cache_dir as store_cache_dir
+
+    return str(store_cache_dir())
 
 
 def _uid() -> int:
@@ -231,7 +238,7 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
             "v": PROTOCOL, "op": "hook", "id": identity(), "env": _env(),
             "config": _resolve(config_path or os.environ.get("SEMLOOP_CONFIG")),
             # resolved here: a relative path, $SEMLOOP_DB and the cache dir are the client's
-            "db": _resolve(db or os.environ.get("SEMLOOP_DB") or os.path.join(cache_dir(), "state.sqlite3")),
+            "db": _resolve(db or str(_default_db())),
             "event": stdin_text,
             # after this (wall clock), the client has gone in-process: the server must not record
             "deadline": _now() + max(0.0, timeout - 0.25),

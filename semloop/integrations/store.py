@@ -17,14 +17,13 @@ treated as absent, so an upgrade never unpickles an incompatible layout. Session
 The database file is created private to the user (0600): states contain short call excerpts.
 Only open databases you own: unpickling trusts the file.
 
-Standard library only, so importing it costs nothing.
+Standard library only; sqlite3 and pickle are imported where used, so the hook client can import
+`default_path` for free.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,13 +44,21 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL);
 """
 
 
+def cache_dir(app: str = "semloop") -> Path:
+    """`$XDG_CACHE_HOME/<app>`, else `~/.cache/<app>`."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / app
+
+
 def default_path(app: str = "semloop") -> Path:
-    """`$SEMLOOP_DB`, else `$XDG_CACHE_HOME/<app>/state.sqlite3`, else `~/.cache/<app>/state.sqlite3`."""
+    """`$SEMLOOP_DB`, else `<cache_dir>/state.sqlite3`."""
     env = os.environ.get("SEMLOOP_DB")
-    if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / app / DEFAULT_FILENAME
+    return Path(env).expanduser() if env else cache_dir(app) / DEFAULT_FILENAME
+
+
+def _dumps(state: Any) -> bytes:
+    import pickle
+
+    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class Transaction:
@@ -95,6 +102,8 @@ class SessionStore:
                     os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
                 except FileExistsError:  # pragma: no cover - lost a harmless race
                     pass
+            import sqlite3
+
             conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
@@ -141,7 +150,7 @@ class SessionStore:
             if txn._save and txn.state is not None:
                 now = time.time()
                 conn.execute("INSERT OR REPLACE INTO sessions (key, version, updated, state) VALUES (?, ?, ?, ?)",
-                             (key, self.version, now, pickle.dumps(txn.state, protocol=pickle.HIGHEST_PROTOCOL)))
+                             (key, self.version, now, _dumps(txn.state)))
                 self._maybe_prune(conn, now)
             conn.execute("COMMIT")
         except BaseException:
@@ -172,6 +181,8 @@ class SessionStore:
         if version != self.version or updated < time.time() - self.ttl:
             return None
         try:
+            import pickle
+
             return pickle.loads(blob)
         except Exception:  # written by an incompatible build: start over rather than fail
             return None
