@@ -97,16 +97,23 @@ def normalize_value(value: Any) -> Any:
 
 
 # Free-text commentary that models attach to calls (Claude Code's Bash `description`, "reason"
-# fields of custom tools): it varies between retries without changing what the call does.
+# fields of custom tools): it varies between retries without changing what the call does, so the
+# normalized signature, the embedded text and the entities leave it out (the exact signature
+# keeps it: a retry with a reworded description is a "normalized" repeat).
 COMMENTARY_KEYS = frozenset({"description", "reason", "reasoning", "explanation", "thought", "thoughts",
                              "rationale", "comment", "note", "justification"})
 
 
-def normalized_signature(tool: str, tool_input: Any) -> str:
+def action(tool_input: Any) -> Any:
+    """The JSON-compatible input without its top-level commentary keys: what the call *does*."""
     value = to_jsonable(tool_input)
     if isinstance(value, dict):
         value = {k: v for k, v in value.items() if k.casefold() not in COMMENTARY_KEYS}
-    return digest(canonical_json([normalize_text(tool), normalize_value(value)]))
+    return value
+
+
+def normalized_signature(tool: str, tool_input: Any) -> str:
+    return digest(canonical_json([normalize_text(tool), normalize_value(action(tool_input))]))
 
 
 # -- text rendering --------------------------------------------------------------------------
@@ -146,12 +153,17 @@ def excerpt(text: str, limit: int) -> str:
     return text[:head] + " … " + text[-(limit - head):]
 
 
-def call_text(tool: str, tool_input: Any, limit: int) -> str:
-    """The call as a sentence-ish text for embedding: `tool: value; value`. Argument names are
-    left out on purpose: they are shared by every call of a tool and would make calls on different
-    entities look alike."""
+def call_values(tool_input: Any) -> list[str]:
+    """The argument values of a call, as strings, commentary left out (see `action`). Argument
+    names are left out on purpose: every call of a tool shares them, so they would make calls on
+    different entities look alike. Computed once per step; the three functions below read it."""
     values: list[str] = []
-    _leaves(to_jsonable(tool_input), values)
+    _leaves(action(tool_input), values)
+    return values
+
+
+def call_text(tool: str, values: list[str], limit: int) -> str:
+    """The call as a sentence-ish text for embedding: `tool: value; value`."""
     return excerpt(f"{tool}: {'; '.join(values)}", limit)
 
 
@@ -170,22 +182,18 @@ _TOKEN = re.compile(r"\w+")
 _ENTITY = re.compile(r"[\w.~-]*[/.:@#=][\w./~:@#=?&%-]*\w|\b\w*\d\w*\b")
 
 
-def entities(tool_input: Any, limit: int = 64) -> frozenset[str]:
-    """Identifier-like tokens of a call — paths, file names, URLs, ids, numbers — which say *what*
-    a call acts on. Two calls on different entities (src/a.py vs src/b.py, id=5 vs id=6) are not
-    the same action however alike they read."""
-    found: list[str] = []
-    _leaves(to_jsonable(tool_input), found)
-    tokens = _ENTITY.findall(excerpt(" ".join(found), 4000).casefold())
+def entities(values: list[str], limit: int = 64) -> frozenset[str]:
+    """Identifier-like tokens of a call's values — paths, file names, URLs, ids, numbers — which
+    say *what* a call acts on. Two calls on different entities (src/a.py vs src/b.py, id=5 vs
+    id=6) are not the same action however alike they read."""
+    tokens = _ENTITY.findall(excerpt(" ".join(values), 4000).casefold())
     # a path is named by its last component: `docs/a.md` and `/home/me/repo/docs/a.md` are one file
     return frozenset(t.rstrip("/").rsplit("/", 1)[-1].strip(".") or t for t in tokens[:limit])
 
 
-def input_words(tool_input: Any, limit: int = 64) -> frozenset[str]:
-    """The words of a call's arguments (casefolded, bounded): what a result may merely echo."""
-    found: list[str] = []
-    _leaves(to_jsonable(tool_input), found)
-    return frozenset(_TOKEN.findall(excerpt(" ".join(found), 2000).casefold())[:limit])
+def input_words(values: list[str], limit: int = 64) -> frozenset[str]:
+    """The words of a call's values (casefolded, bounded): what a result may merely echo."""
+    return frozenset(_TOKEN.findall(excerpt(" ".join(values), 2000).casefold())[:limit])
 
 
 def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:

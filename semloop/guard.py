@@ -94,9 +94,10 @@ class LoopGuard:
         result = features.normalize_result(text)
         error_class = features.error_class(text, is_error)
         sketch, size = features.result_sketch(result)
+        values = features.call_values(tool_input)
         vec = None
         if cfg.detector == "semantic":
-            vec = self._embed([features.call_text(tool, tool_input, cfg.max_text_chars)])[0]
+            vec = self._embed([features.call_text(tool, values, cfg.max_text_chars)])[0]
         return StepRecord(
             index=self.state.steps_seen,
             tool=tool,
@@ -109,8 +110,8 @@ class LoopGuard:
             result_size=size,
             is_error=is_error or error_class is not None,  # "Permission denied" on stdout is an error too
             error_class=error_class,
-            entities=features.entities(tool_input),
-            input_words=features.input_words(tool_input),
+            entities=features.entities(values),
+            input_words=features.input_words(values),
             short_words=features.short_result_words(result, size),
             call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
         )

@@ -32,7 +32,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
 REASONS: dict[str, dict[str, str]] = {
     "en": {
         "exact": "identical call and result",
-        "normalized": "the same call up to spacing, case or quoting, same result",
+        "normalized": "the same call up to spacing, case, quoting or commentary, same result",
         "paraphrase": "a reworded call with the same result",
         "same_result": "the same error or result from varied attempts",
         "cycle": "a repeating cycle of calls with unchanged results",
@@ -40,7 +40,7 @@ REASONS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "exact": "相同的调用和结果",
-        "normalized": "仅空白、大小写或引号不同的相同调用，结果相同",
+        "normalized": "仅空白、大小写、引号或说明文字不同的相同调用，结果相同",
         "paraphrase": "换了说法的调用，结果相同",
         "same_result": "不同尝试得到相同的错误或结果",
         "cycle": "调用循环往复且结果不变",

@@ -211,7 +211,7 @@ def test_bash_retries_with_reworded_descriptions_are_the_same_call():
     outputs = [step(hooks, "Bash", {"command": "pip install requests", "description": d}, out, n)[1]
                for n, d in enumerate(descriptions)]
     assert outputs[2]["hookSpecificOutput"]["additionalContext"].startswith("[semloop]")
-    assert hooks.verdicts[0][1].signals[0].kind == "exact"
+    assert hooks.verdicts[0][1].signals[0].kind == "normalized"  # same command, reworded commentary
 
 
 def test_timing_fields_do_not_hide_an_unchanged_result():

@@ -239,13 +239,6 @@ def test_normalize_response_shapes():
     assert cc.normalize_response("X", None) == "" and cc.normalize_response("X", "plain") == "plain"
 
 
-def test_bash_description_is_not_part_of_the_call():
-    a = cc.normalize_input("Bash", {"command": "pytest", "description": "Run tests"})
-    b = cc.normalize_input("Bash", {"command": "pytest", "description": "Run the tests again"})
-    assert a == b == {"command": "pytest"}
-    assert cc.normalize_input("Task", {"description": "d", "prompt": "p"}) == {"description": "d", "prompt": "p"}
-
-
 # -- the state store --------------------------------------------------------------------------
 
 

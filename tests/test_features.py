@@ -28,7 +28,7 @@ def test_invalid_utf8_and_huge_strings_do_not_break_signatures():
     assert F.exact_signature("bash", {"command": broken})
     big = "x" * 3_000_000
     assert F.exact_signature("bash", big) != F.exact_signature("bash", big + "y")
-    assert len(F.call_text("bash", big, 2000)) <= 2003
+    assert len(F.call_text("bash", F.call_values(big), 2000)) <= 2003
 
 
 def test_normalization_reaches_every_string_field():
@@ -97,3 +97,12 @@ def test_render_value_of_structured_outputs():
     assert "stdout: hello" in text and "stderr" not in text
     blocks = [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]
     assert F.render_value(blocks) == "first\nsecond"  # content blocks: just their text
+
+
+def test_commentary_is_not_part_of_the_action():
+    a = {"command": "pytest", "description": "Run tests"}
+    b = {"command": "pytest", "description": "Run the tests again"}
+    assert F.exact_signature("Bash", a) != F.exact_signature("Bash", b)  # exact stays exact
+    assert F.normalized_signature("Bash", a) == F.normalized_signature("Bash", b)
+    assert F.call_values(a) == F.call_values(b) == ["pytest"]
+    assert F.call_values({"prompt": "p", "description": "d"}) == ["p"]

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import Verdict
-from .claude_code import normalize_input, normalize_response
+from .claude_code import normalize_response
 
 __all__ = ["SemloopHooks", "semloop_hooks"]
 
@@ -97,7 +97,7 @@ class SemloopHooks:
         try:
             guard = self._guard(input_data)
             tool = str(input_data["tool_name"])
-            verdict = guard.check(tool, normalize_input(tool, input_data.get("tool_input")))
+            verdict = guard.check(tool, input_data.get("tool_input"))
             if verdict.action != "stop":
                 return {}
             self._note(input_data, verdict)
@@ -149,7 +149,7 @@ class SemloopHooks:
     def _after(self, input_data: Mapping[str, Any], event: str, output: Any, is_error: bool) -> dict[str, Any]:
         guard = self._guard(input_data)
         tool = str(input_data["tool_name"])
-        verdict = guard.record(tool, normalize_input(tool, input_data.get("tool_input")), output, is_error=is_error)
+        verdict = guard.record(tool, input_data.get("tool_input"), output, is_error=is_error)
         self._note(input_data, verdict)
         if verdict.action == "allow":
             self._denials.pop(self._key(input_data), None)

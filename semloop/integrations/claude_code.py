@@ -45,22 +45,10 @@ _VOLATILE_KEYS = frozenset({
 })
 # Keys whose (large, binary-ish) values are replaced by a digest.
 _BLOB_KEYS = frozenset({"base64", "data", "image", "source"})
-# Input keys that are commentary, not part of the action (Bash's free-text "description").
-_INPUT_COMMENT_KEYS = {"Bash": ("description",)}
-
 
 # ---------------------------------------------------------------------------------------------
 # hook
 # ---------------------------------------------------------------------------------------------
-
-
-def normalize_input(tool: str, tool_input: Any) -> Any:
-    """The tool input as the detector sees it: Bash's `description` (free text that Claude
-    rewords on every retry) is dropped, so a retried command is recognized as the same call."""
-    drop = _INPUT_COMMENT_KEYS.get(tool)
-    if drop and isinstance(tool_input, dict):
-        return {k: v for k, v in tool_input.items() if k not in drop}
-    return tool_input
 
 
 def normalize_response(tool: str, response: Any) -> str:
@@ -160,7 +148,7 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
         return _resume(key, db)
 
     tool = str(event.get("tool_name") or "")
-    tool_input = normalize_input(tool, event.get("tool_input"))
+    tool_input = event.get("tool_input")  # Bash's free-text `description`: see features.COMMENTARY_KEYS
 
     if name == "PreToolUse":
         store = _store(db)
@@ -226,7 +214,7 @@ def _prewarm(guard: Any, tool: str, tool_input: Any) -> None:
     from ..embeddings import load_embedder
 
     guard.embedder = load_embedder(cfg.embedding, cfg.model_path)
-    guard.embedder([features.call_text(tool, tool_input, cfg.max_text_chars)])
+    guard.embedder([features.call_text(tool, features.call_values(tool_input), cfg.max_text_chars)])
 
 
 def _resume(key: str, db: str | None) -> dict:
