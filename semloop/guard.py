@@ -113,7 +113,7 @@ class LoopGuard:
             entities=features.entities(values),
             input_words=features.input_words(values),
             short_words=features.short_result_words(result, size),
-            call_preview=features.excerpt(features.render_value(tool_input).replace("\n", " "), 200),
+            call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
         )
 
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
@@ -130,7 +130,8 @@ class LoopGuard:
         state.steps_seen += 1
         state.tool_counts[tool] += 1
         if found:
-            state.flagged_sigs[step.norm_sig] = state.flagged_sigs.get(step.norm_sig, 0) + 1
+            state.flagged_sigs.pop(step.norm_sig, None)  # re-insert: the oldest flag is dropped first
+            state.flagged_sigs[step.norm_sig] = step.index
             while len(state.flagged_sigs) > _MAX_FLAGGED:
                 state.flagged_sigs.pop(next(iter(state.flagged_sigs)))
             state.last_related = tuple(sorted({i for s in found for i in s.related_steps}))

@@ -64,7 +64,7 @@ class SessionState:
     warnings: int = 0
     clean_streak: int = 0
     stopped: bool = False
-    flagged_sigs: dict[str, int] = field(default_factory=dict)  # norm_sig → times flagged
+    flagged_sigs: dict[str, int] = field(default_factory=dict)  # norm_sig → step last flagged (bounded, oldest out)
     last_related: tuple[int, ...] = ()  # evidence of the latest flag, for messages
     last_kind: str = ""
 

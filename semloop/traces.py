@@ -175,12 +175,6 @@ def _blocks(content: Any) -> list[dict]:
     return [b for b in content or [] if isinstance(b, dict)]
 
 
-def _tool_result_text(content: Any) -> Any:
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
-    return content
-
-
 def _from_anthropic(trace_id: str, messages: list) -> Trace:
     calls: dict[str, int] = {}
     steps: list[dict] = []
@@ -194,7 +188,7 @@ def _from_anthropic(trace_id: str, messages: list) -> Trace:
                               "is_error": False})
             elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
                 step = steps[calls[block["tool_use_id"]]]
-                step["output"] = _tool_result_text(block.get("content"))
+                step["output"] = block.get("content")  # text or content blocks: the guard renders both
                 step["is_error"] = bool(block.get("is_error", False))
     return Trace(trace_id, tuple(Step(**s) for s in steps))
 
@@ -218,7 +212,7 @@ def _from_openai(trace_id: str, messages: list) -> Trace:
             calls[call.get("id", "")] = len(steps)
             steps.append({"tool": fn.get("name", "?"), "input": args, "output": None, "is_error": False})
         if m.get("role") == "tool" and m.get("tool_call_id") in calls:
-            steps[calls[m["tool_call_id"]]]["output"] = _tool_result_text(m.get("content"))
+            steps[calls[m["tool_call_id"]]]["output"] = m.get("content")
     return Trace(trace_id, tuple(Step(**s) for s in steps))
 
 
