@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Convert real tau-bench / tau2-bench customer-service runs to semloop traces and join our labels.
+
+The runs themselves are not in this repository (see ``benchmarks/labels/README.md`` for where each
+one comes from and how to fetch it); this script reads them from wherever they were fetched, turns
+every run into one semloop trace, joins our hand-written labels by trace id, and writes
+``<out>/<name>_dev.jsonl`` and ``<out>/<name>_test.jsonl``.
+
+How a conversation becomes steps (the same convention as ``shared/data/real_tau_airline_dev.jsonl``):
+
+- every agent message to the user is a ``respond`` step: input ``{"content": <message>}``, output
+  the user's next text reply (``""`` when the conversation ended there);
+- every agent tool call is a step with the call's arguments as input and the tool's reply as output;
+  ``is_error`` is set when the environment marks the reply as an error (tau2) or the reply starts
+  with ``Error`` (tau-bench v1);
+- the user's first message, tau2's fixed greeting ("Hi! How can I help you today?") and the
+  simulated user's own device tool calls (tau2 telecom) are not steps: the agent does not make them.
+
+Usage::
+
+    python benchmarks/convert/tau_conversations.py \\
+        --run tau1:taubench_grok-3-retail:/work/data-extra/raw/taubench_pr68_grok-3-retail.json \\
+        --run tau2:tau2_gpt-4.1-retail:/work/data-extra/raw/tau2_gpt-4.1_retail_....json \\
+        --labels benchmarks/labels/tau_conversations.jsonl --out /work/data-extra
+
+``--unlabeled`` also writes every converted run, labeled or not, to ``<name>_all.jsonl`` (for reading
+and labeling new runs).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+TAU2_GREETING = "Hi! How can I help you today?"
+
+
+def _args(raw: Any) -> Any:
+    """Tool-call arguments as a dict: tau-bench v1 keeps them as a JSON string."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return {"arguments": raw}
+    return raw if raw is not None else {}
+
+
+def _next_user_text(messages: list[dict], start: int) -> str:
+    """The next text the user sends after ``messages[start - 1]``; user tool calls are skipped."""
+    for msg in messages[start:]:
+        if msg.get("role") == "user" and msg.get("content"):
+            return msg["content"]
+        if msg.get("role") == "assistant":
+            return ""
+    return ""
+
+
+def tau1_steps(traj: list[dict]) -> list[dict]:
+    """Steps of a tau-bench v1 ``traj`` (OpenAI chat messages: system, user, assistant, tool ...)."""
+    results = {m.get("tool_call_id"): m.get("content", "") for m in traj if m.get("role") == "tool"}
+    steps: list[dict] = []
+    for i, msg in enumerate(traj):
+        if msg.get("role") != "assistant":
+            continue
+        calls = msg.get("tool_calls") or []
+        if calls:
+            for call in calls:
+                fn = call.get("function", call)
+                out = str(results.get(call.get("id"), ""))
+                step = {"tool": fn.get("name", "?"), "input": _args(fn.get("arguments")), "output": out}
+                if out.startswith("Error"):
+                    step["is_error"] = True
+                steps.append(step)
+        elif msg.get("content"):
+            steps.append({"tool": "respond", "input": {"content": msg["content"]},
+                          "output": _next_user_text(traj, i + 1)})
+    return steps
+
+
+def tau2_steps(messages: list[dict]) -> list[dict]:
+    """Steps of a tau2-bench simulation's ``messages`` (agent calls only; user device calls skipped)."""
+    results: dict[str, dict] = {}
+    for msg in messages:
+        if msg.get("role") == "tool" and msg.get("requestor", "assistant") == "assistant":
+            results[msg.get("id")] = msg
+    steps: list[dict] = []
+    for i, msg in enumerate(messages):
+        if msg.get("role") != "assistant":
+            continue
+        calls = msg.get("tool_calls") or []
+        if calls:
+            for call in calls:
+                res = results.get(call.get("id"), {})
+                step = {"tool": call.get("name", "?"), "input": _args(call.get("arguments")),
+                        "output": str(res.get("content") or "")}
+                if res.get("error"):
+                    step["is_error"] = True
+                steps.append(step)
+        elif msg.get("content"):
+            if i == 0 and msg["content"].strip() == TAU2_GREETING:
+                continue
+            steps.append({"tool": "respond", "input": {"content": msg["content"]},
+                          "output": _next_user_text(messages, i + 1)})
+    return steps
+
+
+def convert(kind: str, name: str, path: Path) -> Iterator[dict]:
+    """Yield unlabeled traces (id, source, steps) from one results file."""
+    data = json.loads(path.read_text())
+    if kind == "tau1":
+        for run in data:
+            yield {"id": f"{name}/task{run['task_id']}/trial{run.get('trial', 0)}",
+                   "source": name.replace("/", ":", 1), "steps": tau1_steps(run["traj"])}
+    elif kind == "tau2":
+        for sim in data["simulations"]:
+            yield {"id": f"{name}/task{sim['task_id']}/trial{sim.get('trial', 0)}",
+                   "source": name.replace("/", ":", 1), "steps": tau2_steps(sim["messages"])}
+    else:
+        raise SystemExit(f"unknown run kind {kind!r}: use tau1 or tau2")
+
+
+def load_labels(path: Path) -> dict[str, dict]:
+    labels: dict[str, dict] = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            if row["id"] in labels:
+                raise SystemExit(f"{path}:{n}: duplicate label for {row['id']}")
+            labels[row["id"]] = row
+    return labels
+
+
+def join(trace: dict, label: dict) -> dict:
+    onset = label["label"].get("onset")
+    if onset is not None and not 0 <= onset < len(trace["steps"]):
+        raise SystemExit(f"{trace['id']}: onset {onset} outside 0..{len(trace['steps']) - 1}")
+    return {**trace, "label": label["label"], "confidence": label["confidence"],
+            "note": label["note"], "split": label["split"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--run", action="append", required=True, metavar="KIND:NAME:PATH",
+                    help="kind tau1|tau2, trace-id prefix (e.g. tau2/gpt-4.1-retail), results file")
+    ap.add_argument("--labels", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
+    args = ap.parse_args(argv)
+
+    labels = load_labels(args.labels)
+    args.out.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    for spec in args.run:
+        kind, name, path = spec.split(":", 2)
+        traces = list(convert(kind, name, Path(path)))
+        stem = name.replace("/", "_")
+        by_split: dict[str, list[dict]] = {"dev": [], "test": []}
+        for trace in traces:
+            if trace["id"] in labels:
+                row = join(trace, labels[trace["id"]])
+                by_split[row["split"]].append(row)
+                used.add(trace["id"])
+        for split, rows in by_split.items():
+            with open(args.out / f"{stem}_{split}.jsonl", "w") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        if args.unlabeled:
+            with open(args.out / f"{stem}_all.jsonl", "w") as fh:
+                for trace in traces:
+                    fh.write(json.dumps(trace, ensure_ascii=False) + "\n")
+        loops = {s: sum(r["label"]["loop"] for r in rows) for s, rows in by_split.items()}
+        print(f"{stem}: {len(traces)} runs, labeled dev {len(by_split['dev'])} ({loops['dev']} loops), "
+              f"test {len(by_split['test'])} ({loops['test']} loops)", file=sys.stderr)
+    missing = sorted(set(labels) - used)
+    prefixes = tuple(spec.split(":", 2)[1] + "/" for spec in args.run)
+    missing = [m for m in missing if m.startswith(prefixes)]
+    if missing:
+        print(f"warning: {len(missing)} labels match no converted run, e.g. {missing[:3]}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
