@@ -29,7 +29,9 @@ and labeling new runs).
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -106,9 +108,64 @@ def tau2_steps(messages: list[dict]) -> list[dict]:
     return steps
 
 
+_BLOCK = re.compile(r"^(\d+)\. (Assistant TOOL CALL -> |Assistant: |User: |Tool [^:\n]*: )", re.M)
+
+
+def transcript_steps(text: str) -> list[dict]:
+    """Steps of a tau2 conversation printed as a numbered transcript (tau2-bench PR #103's judge files).
+
+    Blocks look like ``7. Assistant: ...``, ``8. Assistant TOOL CALL -> name {python dict}``,
+    ``9. Tool call_x: output`` and ``10. User: ...``; a block may span lines, and message text can itself
+    contain numbered lists, so a header only counts when its number is the next one in sequence.
+    Consecutive tool calls are answered by the same number of consecutive tool lines, in order.
+    An assistant text that is followed by a tool call rather than a user reply is narration the user
+    never saw, and is not a step.
+    """
+    body = text.split("Conversation transcript:", 1)[-1].split("\nJudging instructions:", 1)[0]
+    blocks: list[tuple[str, str]] = []
+    expect, start, kind = 1, None, None
+    for m in _BLOCK.finditer(body):
+        if int(m.group(1)) != expect:
+            continue
+        if kind is not None:
+            blocks.append((kind, body[start:m.start()].strip()))
+        head = m.group(2)
+        kind = "Assistant CALL" if "TOOL CALL" in head else head.split()[0].rstrip(":")
+        start, expect = m.end(), expect + 1
+    if kind is not None:
+        blocks.append((kind, body[start:].strip()))
+    steps: list[dict] = []
+    pending: list[dict] = []
+    for i, (kind, content) in enumerate(blocks):
+        nxt = blocks[i + 1][0] if i + 1 < len(blocks) else None
+        if kind == "Assistant CALL":
+            name, _, raw = content.partition(" ")
+            try:
+                args = ast.literal_eval(raw.strip()) if raw.strip() else {}
+            except (ValueError, SyntaxError):
+                args = {"arguments": raw.strip()}
+            step = {"tool": name, "input": args, "output": ""}
+            steps.append(step)
+            pending.append(step)
+        elif kind == "Tool":
+            if pending:
+                step = pending.pop(0)
+                step["output"] = content
+                if content.startswith("Error"):
+                    step["is_error"] = True
+        elif kind == "Assistant":
+            pending.clear()
+            if nxt == "User" and not (i == 0 and content == TAU2_GREETING):
+                steps.append({"tool": "respond", "input": {"content": content},
+                              "output": blocks[i + 1][1]})
+            elif nxt is None:
+                steps.append({"tool": "respond", "input": {"content": content}, "output": ""})
+    return steps
+
+
 def convert(kind: str, name: str, path: Path) -> Iterator[dict]:
     """Yield unlabeled traces (id, source, steps) from one results file."""
-    data = json.loads(path.read_text())
+    data = json.loads(path.read_text()) if kind in ("tau1", "tau2") else None
     if kind == "tau1":
         for run in data:
             yield {"id": f"{name}/task{run['task_id']}/trial{run.get('trial', 0)}",
@@ -117,8 +174,13 @@ def convert(kind: str, name: str, path: Path) -> Iterator[dict]:
         for sim in data["simulations"]:
             yield {"id": f"{name}/task{sim['task_id']}/trial{sim.get('trial', 0)}",
                    "source": name.replace("/", ":", 1), "steps": tau2_steps(sim["messages"])}
+    elif kind == "tau2-transcript":
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        for row in rows:
+            yield {"id": f"{name}/task{row['task_id']}/trial0",
+                   "source": name.replace("/", ":", 1), "steps": transcript_steps(row["prompt"])}
     else:
-        raise SystemExit(f"unknown run kind {kind!r}: use tau1 or tau2")
+        raise SystemExit(f"unknown run kind {kind!r}: use tau1, tau2 or tau2-transcript")
 
 
 def load_labels(path: Path) -> dict[str, dict]:
@@ -143,7 +205,7 @@ def join(trace: dict, label: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", action="append", required=True, metavar="KIND:NAME:PATH",
-                    help="kind tau1|tau2, trace-id prefix (e.g. tau2/gpt-4.1-retail), results file")
+                    help="kind tau1|tau2|tau2-transcript, trace-id prefix (e.g. tau2/gpt-4.1-retail), results file")
     ap.add_argument("--labels", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
