@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Convert real mini-swe-agent trajectories (``*.traj.json``) to semloop traces and join our labels.
+
+mini-swe-agent (https://github.com/SWE-agent/mini-swe-agent) gives a model one tool, a bash shell: every
+assistant message holds a THOUGHT and exactly one ```bash block; the environment's reply comes back as
+the next user message (``<returncode>N</returncode><output>...</output>``).  Each assistant turn becomes
+one step:
+
+- a turn with a bash block: tool ``bash``, input ``{"command": <the block>}``, output the environment's
+  reply; ``is_error`` when the return code is non-zero;
+- a turn the harness rejects (no block, or several): tool ``bash``, input ``{"command": <the blocks it
+  tried, joined>}`` (or the tail of its text when it gave none), output the harness's format error,
+  ``is_error`` true (the agent did act, and wasted a step doing so).
+
+The system prompt, the task description and the final submission diff are not steps.  The trajectories
+are not in this repository; see ``benchmarks/labels/README.md`` for where they come from.
+
+Usage::
+
+    python benchmarks/convert/mini_swe_agent.py --trajs <dir with */*.traj.json> \\
+        --name mini-swe-agent/gemini-3-pro --labels benchmarks/labels/mini_swe_agent.jsonl --out /work/data-extra
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+_BASH = re.compile(r"```bash\s*\n(.*?)\n?```", re.S)
+_RC = re.compile(r"<returncode>(-?\d+)</returncode>")
+
+
+def traj_steps(messages: list[dict]) -> list[dict]:
+    steps: list[dict] = []
+    for i, msg in enumerate(messages):
+        if msg.get("role") != "assistant":
+            continue
+        text = msg.get("content") or ""
+        reply = ""
+        if i + 1 < len(messages) and messages[i + 1].get("role") == "user":
+            reply = messages[i + 1].get("content") or ""
+        blocks = _BASH.findall(text)
+        rc = _RC.search(reply)
+        if len(blocks) == 1 and rc:
+            step = {"tool": "bash", "input": {"command": blocks[0].strip()}, "output": reply}
+            if rc.group(1) != "0":
+                step["is_error"] = True
+        elif len(blocks) == 1 and not reply:
+            step = {"tool": "bash", "input": {"command": blocks[0].strip()}, "output": ""}
+        elif reply.lstrip().startswith("diff --git") or "COMPLETE_TASK_AND_SUBMIT" in text and not rc:
+            # the submission turn: the harness ends the run and the reply is the final diff
+            step = {"tool": "bash", "input": {"command": blocks[0].strip() if blocks else ""},
+                    "output": reply}
+        else:
+            # rejected by the harness (e.g. "found 3 actions"): the input is what the agent tried to run
+            attempted = "\n".join(b.strip() for b in blocks) if blocks else text.strip()[-500:]
+            step = {"tool": "bash", "input": {"command": attempted}, "output": reply, "is_error": True}
+        steps.append(step)
+    return steps
+
+
+def load_labels(path: Path) -> dict[str, dict]:
+    labels = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            labels[row["id"]] = row
+    return labels
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trajs", type=Path, required=True, help="directory holding */<id>.traj.json")
+    ap.add_argument("--name", required=True, help="trace-id prefix, e.g. mini-swe-agent/gemini-3-pro")
+    ap.add_argument("--labels", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
+    args = ap.parse_args(argv)
+
+    labels = load_labels(args.labels)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.name.replace("/", "_")
+    traces = []
+    for path in sorted(args.trajs.glob("**/*.traj.json")):
+        data = json.loads(path.read_text())
+        instance = data.get("instance_id") or path.name.removesuffix(".traj.json")
+        traces.append({"id": f"{args.name}/{instance}", "source": args.name.replace("/", ":", 1),
+                       "steps": traj_steps(data["messages"])})
+    by_split: dict[str, list[dict]] = {"dev": [], "test": []}
+    for trace in traces:
+        label = labels.get(trace["id"])
+        if label is None:
+            continue
+        onset = label["label"].get("onset")
+        if onset is not None and not 0 <= onset < len(trace["steps"]):
+            raise SystemExit(f"{trace['id']}: onset {onset} outside the trace")
+        by_split[label["split"]].append({**trace, "label": label["label"], "confidence": label["confidence"],
+                                         "note": label["note"], "split": label["split"]})
+    for split, rows in by_split.items():
+        with open(args.out / f"{stem}_{split}.jsonl", "w") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if args.unlabeled:
+        with open(args.out / f"{stem}_all.jsonl", "w") as fh:
+            for trace in traces:
+                fh.write(json.dumps(trace, ensure_ascii=False) + "\n")
+    loops = {s: sum(r["label"]["loop"] for r in rows) for s, rows in by_split.items()}
+    print(f"{stem}: {len(traces)} runs, labeled dev {len(by_split['dev'])} ({loops['dev']} loops), "
+          f"test {len(by_split['test'])} ({loops['test']} loops)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
