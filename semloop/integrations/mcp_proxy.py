@@ -73,7 +73,7 @@ class GuardedTools:
         self._last_call: float | None = None
 
     async def call(self, params: Any) -> Any:
-        import mcp_types as types
+        from mcp import types
 
         name, arguments = params.name, params.arguments or {}
         verdict = self._check(name, arguments)
@@ -138,7 +138,7 @@ def _plain(result: Any) -> Any:
 def build_server(upstream: Any, initialized: Any, tools: GuardedTools) -> Any:
     """An `mcp.server.Server` that offers what `upstream` offers (per its `InitializeResult`),
     forwarding each request, with `tools/call` going through `tools`."""
-    import mcp_types as types
+    from mcp import types
     from mcp.server import Server
 
     def forward(request_type: Any, result_type: Any) -> Any:
