@@ -185,3 +185,10 @@ def test_claude_code_targets_still_work(tmp_path):
     assert hook(tmp_path / "s.db", bash_event("PreToolUse", "ls"), target="claude-code") == {}
     bad = run(["install", "gemini-cli", "--scope", "local"])
     assert bad.returncode == 2 and b"user or project" in bad.stderr
+
+
+def test_the_module_imports_only_the_standard_library():
+    code = ("import sys, semloop.integrations.gemini_cli; "
+            "print([m for m in ('numpy', 'semloop.guard') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
