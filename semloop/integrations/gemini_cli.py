@@ -1,0 +1,332 @@
+"""Gemini CLI hooks: `semloop hook gemini-cli`, `semloop install|uninstall gemini-cli`.
+
+Gemini CLI runs a hook command per event, with the event JSON on stdin, and reads one JSON object
+from stdout (its hooks reference: https://geminicli.com/docs/hooks/reference). semloop translates
+each Gemini event into the Claude Code hook's event and lets `claude_code.cmd_hook` handle it, so
+both agents share one state store (SQLite) and the warm hook server, then translates the answer:
+
+- BeforeTool (→ PreToolUse): a call that continues a loop already warned about to the limit ends
+  the agent loop before the tool runs: `{"continue": false, "stopReason": ...}`. Gemini CLI
+  shows "Agent execution stopped: ..." with semloop's explanation to the user.
+- AfterTool (→ PostToolUse, or PostToolUseFailure when `tool_response.error` is set): on "warn",
+  `hookSpecificOutput.additionalContext` carries the hint, which Gemini CLI appends to the real
+  tool result (inside `<hook_context>`). On "stop", `continue: false` ends the agent loop; Gemini
+  CLI then replaces that call's result with the stop message.
+- BeforeAgent (→ UserPromptSubmit): a new prompt after a stop lifts the stop; the loop memory is
+  kept.
+
+Sessions are keyed `gemini-cli/<session_id>`, apart from Claude Code's. The hook always exits 0
+and prints one JSON object; any error prints `{}` (allow) and one line on stderr.
+Standard library only at import time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+TARGET = "gemini-cli"
+EVENTS = ("BeforeTool", "AfterTool", "BeforeAgent")
+HOOK_TIMEOUT_MS = 15000  # Gemini CLI's `timeout` is in milliseconds (default 60000)
+SESSION_PREFIX = "gemini-cli/"
+
+# Lines of run_shell_command's result that change on every run: they are not news.
+_VOLATILE_LINES = re.compile(r"^(?:Process Group PGID: \d+|Background PIDs: [\d, ]*)\s*$", re.M)
+_PID = re.compile(r"\(PID: \d+\)")
+
+
+# ---------------------------------------------------------------------------------------------
+# translation
+# ---------------------------------------------------------------------------------------------
+
+
+def response_text(response: Any) -> tuple[str, bool]:
+    """Gemini CLI's `tool_response` ({llmContent, returnDisplay, error?}) → (text, is_error).
+
+    `llmContent` is what the model gets: a string, a Part, or a list of Parts; text parts are
+    joined, other parts (functionResponse, inlineData, ...) rendered with blobs digested. With
+    `error` set, its message is the result and the call counts as failed."""
+    from .claude_code import normalize_response
+
+    if not isinstance(response, dict):
+        return normalize_response("", response), False
+    content = response.get("llmContent")
+    parts = content if isinstance(content, list) else [content]
+    texts = []
+    for part in parts:
+        if part is None:
+            continue
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str) and len(part) == 1:
+            texts.append(part["text"])
+        else:
+            texts.append(normalize_response("", part))
+    text = _PID.sub("(PID)", _VOLATILE_LINES.sub("", "\n".join(texts))).strip()
+    error = response.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        return str(message or text or "tool call failed"), True
+    return text, False
+
+
+def to_claude_event(event: Any) -> dict | None:
+    """A Gemini CLI hook event → the Claude Code hook event semloop handles, or None (ignored)."""
+    if not isinstance(event, dict):
+        raise ValueError("hook input is not a JSON object")
+    name = event.get("hook_event_name")
+    if name not in EVENTS:
+        return None
+    session = event.get("session_id")
+    if not isinstance(session, str) or not session:
+        raise ValueError("hook input has no session_id")
+    base = {"session_id": SESSION_PREFIX + session, "cwd": event.get("cwd")}
+    if name == "BeforeAgent":
+        return {**base, "hook_event_name": "UserPromptSubmit", "prompt": event.get("prompt")}
+    tool = event.get("tool_name")
+    if not isinstance(tool, str) or not tool:
+        raise ValueError(f"{name} hook input has no tool_name")
+    call = {**base, "tool_name": tool, "tool_input": event.get("tool_input")}
+    if name == "BeforeTool":
+        return {**call, "hook_event_name": "PreToolUse"}
+    text, failed = response_text(event.get("tool_response"))
+    if failed:
+        return {**call, "hook_event_name": "PostToolUseFailure", "error": text}
+    return {**call, "hook_event_name": "PostToolUse", "tool_response": text}
+
+
+def from_claude_reply(name: str, reply: dict) -> dict:
+    """The Claude Code hook's answer → Gemini CLI's, for the Gemini event `name`."""
+    if not isinstance(reply, dict) or not reply:
+        return {}
+    specific = reply.get("hookSpecificOutput") or {}
+    if name == "BeforeTool" and specific.get("permissionDecision") == "deny":
+        reason = specific.get("permissionDecisionReason") or "semloop stopped this run."
+        return {"continue": False, "stopReason": reason}
+    if name != "AfterTool":
+        return {}
+    if reply.get("continue") is False:
+        return {"continue": False, "stopReason": reply.get("stopReason") or specific.get("additionalContext")}
+    if specific.get("additionalContext"):
+        return {"hookSpecificOutput": {"hookEventName": "AfterTool",
+                                       "additionalContext": specific["additionalContext"]}}
+    return {}
+
+
+def _claude_hook(event: dict, args: Any) -> dict:
+    """Run the Claude Code hook command (warm server or in-process, whatever it does) on
+    `event`, exactly as Claude Code would: JSON in on stdin, JSON out on stdout."""
+    from . import claude_code
+
+    stdin = io.TextIOWrapper(io.BytesIO(json.dumps(event, ensure_ascii=False).encode("utf-8")), encoding="utf-8")
+    stdout = io.StringIO()
+    saved = sys.stdin
+    try:
+        sys.stdin = stdin
+        with contextlib.redirect_stdout(stdout):
+            claude_code.cmd_hook(args)
+    finally:
+        sys.stdin = saved
+    lines = stdout.getvalue().strip().splitlines()
+    return json.loads(lines[-1]) if lines else {}
+
+
+def handle(stdin_text: str, args: Any) -> dict:
+    """One Gemini CLI event (its stdin) → the JSON object to print. May raise; `cmd_hook` fails open."""
+    event = json.loads(stdin_text)
+    translated = to_claude_event(event)
+    if translated is None:
+        return {}
+    out = from_claude_reply(event["hook_event_name"], _claude_hook(translated, args))
+    if event["hook_event_name"] == "BeforeTool" and out.get("continue") is False:
+        _mark_stopped(translated["session_id"], getattr(args, "db", None))
+    return out
+
+
+def _mark_stopped(key: str, db: str | None) -> None:
+    """Claude Code goes on after a PreToolUse denial, so its hook keeps no stop for it; here the
+    refusal ends the agent loop, so it is stored as a stop, which the user's next prompt
+    (BeforeAgent) lifts."""
+    from .claude_code import _store
+
+    store = _store(db)
+    try:
+        with store.transaction(key) as txn:
+            if txn.state is not None:
+                txn.state.stopped = True
+    finally:
+        store.close()
+
+
+def cmd_hook(args: Any) -> int:
+    try:
+        data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        out = handle(data, args)
+    except Exception as exc:  # fail open, whatever happened
+        detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+        print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
+        out = {}
+    try:
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    except Exception:  # pragma: no cover - Gemini CLI went away
+        pass
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# install / uninstall
+# ---------------------------------------------------------------------------------------------
+
+_OURS = re.compile(r"\bsemloop\b.*\bhook\s+gemini-cli\b")
+
+
+def is_semloop_command(command: Any) -> bool:
+    return isinstance(command, str) and bool(_OURS.search(command))
+
+
+def settings_path(scope: str, cwd: str | Path | None = None) -> Path:
+    """user: ~/.gemini/settings.json; project: .gemini/settings.json (from `cwd`)."""
+    if scope == "user":
+        return Path.home() / ".gemini" / "settings.json"
+    if scope == "project":
+        return Path(cwd or os.getcwd()) / ".gemini" / "settings.json"
+    raise ValueError(f"Gemini CLI settings scope must be user or project, got {scope!r}")
+
+
+def hook_command(config: str | None = None, db: str | None = None) -> str:
+    from .claude_code import hook_command as claude_hook_command
+
+    parts = shlex.split(claude_hook_command(config, db))
+    at = parts.index("claude-code")  # the same absolute program and options, our target
+    parts[at] = TARGET
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def add_hooks(settings: dict, command: str) -> bool:
+    """Add our hook to BeforeTool, AfterTool and BeforeAgent (in place), keeping other hooks; an
+    existing semloop entry is updated, never duplicated. Returns True if anything changed."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError("settings 'hooks' is not an object")
+    changed = False
+    for event in EVENTS:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ValueError(f"settings 'hooks.{event}' is not a list")
+        ours = [e for g in groups if isinstance(g, dict) for e in (g.get("hooks") or [])
+                if isinstance(e, dict) and is_semloop_command(e.get("command"))]
+        if ours:
+            if ours[0].get("command") != command:
+                ours[0]["command"] = command
+                changed = True
+            continue
+        entry = {"type": "command", "name": "semloop", "command": command, "timeout": HOOK_TIMEOUT_MS}
+        groups.append({"hooks": [entry]} if event == "BeforeAgent" else {"matcher": "*", "hooks": [entry]})
+        changed = True
+    return changed
+
+
+def remove_hooks(settings: dict) -> bool:
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return False
+    changed = False
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(entries, list):
+                kept = [e for e in entries if not (isinstance(e, dict) and is_semloop_command(e.get("command")))]
+                if len(kept) != len(entries):
+                    changed = True
+                    if not kept:
+                        continue
+                    group = {**group, "hooks": kept}
+            kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        elif groups:
+            del hooks[event]
+    if changed and not hooks:
+        del settings["hooks"]
+    return changed
+
+
+def _target_path(args: Any) -> Path:
+    if getattr(args, "settings", None):
+        return Path(args.settings).expanduser()
+    return settings_path(args.scope)
+
+
+def cmd_install(args: Any) -> int:
+    from .claude_code import _read_settings, _write_settings
+
+    path = _target_path(args)
+    settings = _read_settings(path)
+    command = hook_command(getattr(args, "config", None), getattr(args, "db", None))
+    if not add_hooks(settings, command):
+        print(f"semloop: already installed in {path}")
+        return 0
+    backup = _write_settings(path, settings)
+    print(f"semloop: hooks for {', '.join(EVENTS)} added to {path}")
+    print(f"  command: {command}")
+    if backup:
+        print(f"  backup:  {backup}")
+    print("  Gemini CLI reads hooks when it starts; /hooks panel lists them.")
+    return 0
+
+
+def cmd_uninstall(args: Any) -> int:
+    from .claude_code import _read_settings, _write_settings
+
+    path = _target_path(args)
+    settings = _read_settings(path) if path.exists() else {}
+    if not remove_hooks(settings):
+        print(f"semloop: no semloop hooks in {path}")
+        return 0
+    backup = _write_settings(path, settings)
+    print(f"semloop: hooks removed from {path}" + (f" (backup: {backup})" if backup else ""))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI: `gemini-cli` as a second target of the `hook`, `install` and `uninstall` commands
+# ---------------------------------------------------------------------------------------------
+
+
+def add_cli(subparsers: Any) -> None:
+    """Add `gemini-cli` to the targets of `hook` / `install` / `uninstall` (registered by
+    `claude_code.add_cli`, which runs first), dispatching on the target."""
+    ours = {"hook": cmd_hook, "install": cmd_install, "uninstall": cmd_uninstall}
+    for name, func in ours.items():
+        parser = subparsers.choices.get(name)
+        if parser is None:  # pragma: no cover - claude_code's CLI missing
+            continue
+        for action in parser._actions:  # argparse keeps no public handle on a positional
+            if action.dest == "target" and action.choices is not None and TARGET not in action.choices:
+                action.choices = [*action.choices, TARGET]
+        if name != "hook":
+            for action in parser._actions:
+                if action.dest == "scope":
+                    action.help = (f"{action.help}; for {TARGET}: user (~/.gemini/settings.json) "
+                                   "or project (.gemini/settings.json)")
+        theirs = parser.get_default("func")
+        parser.set_defaults(func=_dispatch(func, theirs))
+
+
+def _dispatch(ours: Any, theirs: Any) -> Any:
+    def run(args: Any) -> int:
+        return ours(args) if args.target == TARGET else theirs(args)
+
+    return run

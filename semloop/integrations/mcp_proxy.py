@@ -1,0 +1,257 @@
+"""semloop as an MCP proxy (`pip install 'semloop[mcp]'`): `semloop mcp-proxy -- <server command …>`.
+
+Any MCP client (Claude Desktop, Cursor, Claude Code, ...) talks to the proxy over stdio instead of
+to the server itself; the proxy starts the real ("upstream") server as a subprocess and forwards
+everything to it:
+
+* `tools/list`, `resources/*`, `prompts/*`, `completion/complete`: forwarded unchanged (only the
+  capabilities the upstream server declares are offered).
+* `tools/call`: `LoopGuard.check` first. A call that continues a loop already warned about to the
+  limit (or any call after a stop) is not forwarded: the client gets an error result that says
+  why. Otherwise the call is forwarded, and `LoopGuard.record` sees its result. On "warn" the
+  real result comes back with semloop's note as one more text block; on "stop" with the
+  explanation appended. `isError`, `structuredContent` and `_meta` are kept as they are.
+
+One `LoopGuard` per proxy process, which is one client session. MCP clients keep a server
+process for a long time (across conversations, in Claude Desktop), and the proxy cannot see a new
+user message; so a stop is lifted after `resume_after` seconds without tool calls (the loop
+memory is kept: the same loop is flagged again at once).
+
+Fails open: if semloop itself hits an error, the call is forwarded unchanged. Not forwarded:
+the upstream's own requests to the client (sampling, elicitation, roots) and its notifications
+(list changes, log messages, progress).
+
+`mcp` is imported only when the proxy runs: `semloop.cli` imports this module for its `add_cli`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from typing import Any, Sequence
+
+from ..config import Config
+
+__all__ = ["GuardedTools", "run_proxy", "serve_stdio"]
+
+log = logging.getLogger("semloop")
+
+INSTALL_HINT = "semloop's MCP proxy needs the `mcp` package (2.x): pip install 'semloop[mcp]'"
+DEFAULT_RESUME_AFTER = 120.0  # seconds without tool calls after which a stop is lifted
+STOP_NOTE = ("No tool of this server will run for now. Telling the user what is blocking progress "
+             "lets them decide how to go on.")
+
+
+def _require_mcp() -> Any:
+    try:
+        import mcp
+        import mcp.server  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+    return mcp
+
+
+class GuardedTools:
+    """The proxy's `tools/call` logic over an upstream `mcp.ClientSession`: check, forward,
+    record, annotate. One guard for the client session.
+
+    `call(params)` takes and returns the SDK's own objects (`CallToolRequestParams` →
+    `CallToolResult`), so it also works inside your own `mcp.server.Server` handlers.
+    """
+
+    def __init__(self, upstream: Any, config: Config | None = None, *, guard: Any = None,
+                 resume_after: float = DEFAULT_RESUME_AFTER, clock: Any = time.monotonic) -> None:
+        from ..guard import LoopGuard
+
+        self.upstream = upstream
+        self.guard = guard if guard is not None else LoopGuard(config)
+        self.resume_after = resume_after
+        self.clock = clock
+        self.verdicts: list[Any] = []  # the last 256 warn / stop verdicts
+        self._last_call: float | None = None
+
+    async def call(self, params: Any) -> Any:
+        from mcp import types
+
+        name, arguments = params.name, params.arguments or {}
+        verdict = self._check(name, arguments)
+        if verdict is not None and verdict.action == "stop":
+            text = f"{verdict.message}\n\n{STOP_NOTE}"
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        try:
+            result = await self.upstream.send_request(types.CallToolRequest(params=params), types.CallToolResult)
+        except Exception as exc:
+            from mcp import MCPError
+
+            if isinstance(exc, MCPError):  # the upstream answered with a JSON-RPC error: still a result
+                self._record(name, arguments, exc.message, True)
+            raise
+        verdict = self._record(name, arguments, _plain(result), bool(result.is_error))
+        if verdict is None or verdict.action == "allow" or not verdict.message:
+            return result
+        note = verdict.message if verdict.action == "warn" else f"{verdict.message}\n\n{STOP_NOTE}"
+        content = [*result.content, types.TextContent(type="text", text=note)]
+        return result.model_copy(update={"content": content})
+
+    def _check(self, name: str, arguments: Any) -> Any:
+        try:
+            now = self.clock()
+            if (self.guard.stopped and self._last_call is not None
+                    and now - self._last_call >= self.resume_after):
+                self.guard.state.resume()  # a quiet spell: the user has stepped in
+            self._last_call = now
+            return self._note(self.guard.check(name, arguments))
+        except Exception as exc:
+            return self._failed(exc)
+
+    def _record(self, name: str, arguments: Any, output: Any, is_error: bool) -> Any:
+        try:
+            return self._note(self.guard.record(name, arguments, output, is_error=is_error))
+        except Exception as exc:
+            return self._failed(exc)
+
+    def _note(self, verdict: Any) -> Any:
+        if verdict.action != "allow":
+            self.verdicts.append(verdict)
+            del self.verdicts[:-256]
+            log.info("semloop: %s at step %d: %s", verdict.action, verdict.step, verdict.message)
+        return verdict
+
+    def _failed(self, exc: Exception) -> None:
+        if not self.guard.config.fail_open:
+            raise exc
+        log.warning("semloop: detector error, forwarding the call: %r", exc)
+        return None
+
+
+def _plain(result: Any) -> Any:
+    """A `CallToolResult` as the guard reads it: its content blocks as dicts (the structured
+    content when there are none)."""
+    blocks = [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content]
+    if not blocks and result.structured_content is not None:
+        return result.structured_content
+    return blocks
+
+
+def build_server(upstream: Any, initialized: Any, tools: GuardedTools) -> Any:
+    """An `mcp.server.Server` that offers what `upstream` offers (per its `InitializeResult`),
+    forwarding each request, with `tools/call` going through `tools`."""
+    from mcp import types
+    from mcp.server import Server
+
+    def forward(request_type: Any, result_type: Any) -> Any:
+        async def handler(ctx: Any, params: Any) -> Any:
+            return await upstream.send_request(request_type(params=params), result_type)
+
+        return handler
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        return await tools.call(params)
+
+    caps = initialized.capabilities
+    handlers: dict[str, Any] = {}
+    if caps.tools is not None:
+        handlers.update(on_list_tools=forward(types.ListToolsRequest, types.ListToolsResult), on_call_tool=call_tool)
+    if caps.resources is not None:
+        handlers.update(
+            on_list_resources=forward(types.ListResourcesRequest, types.ListResourcesResult),
+            on_list_resource_templates=forward(types.ListResourceTemplatesRequest,
+                                               types.ListResourceTemplatesResult),
+            on_read_resource=forward(types.ReadResourceRequest, types.ReadResourceResult))
+    if caps.prompts is not None:
+        handlers.update(on_list_prompts=forward(types.ListPromptsRequest, types.ListPromptsResult),
+                        on_get_prompt=forward(types.GetPromptRequest, types.GetPromptResult))
+    if caps.completions is not None:
+        handlers.update(on_completion=forward(types.CompleteRequest, types.CompleteResult))
+    info = initialized.server_info
+    return Server(info.name, version=info.version or "", title=info.title,
+                  instructions=initialized.instructions, **handlers)
+
+
+async def run_proxy(command: Sequence[str], read_stream: Any, write_stream: Any, *,
+                    config: Config | None = None, resume_after: float = DEFAULT_RESUME_AFTER,
+                    env: dict[str, str] | None = None, cwd: str | None = None) -> GuardedTools:
+    """Start `command` as the upstream MCP server and serve the proxy on the given streams until
+    the client disconnects. The upstream gets this process's environment (`env`: instead)."""
+    _require_mcp()
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    if not command:
+        raise ValueError("no upstream server command: semloop mcp-proxy -- <command> [args ...]")
+    params = StdioServerParameters(command=command[0], args=list(command[1:]),
+                                   env=dict(os.environ) if env is None else env, cwd=cwd)
+    async with stdio_client(params) as (up_read, up_write), ClientSession(up_read, up_write) as upstream:
+        initialized = await upstream.initialize()
+        tools = GuardedTools(upstream, config, resume_after=resume_after)
+        server = build_server(upstream, initialized, tools)
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+        return tools
+
+
+async def serve_stdio(command: Sequence[str], **options: Any) -> GuardedTools:
+    """`run_proxy` on this process's stdin / stdout."""
+    _require_mcp()
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        return await run_proxy(command, read_stream, write_stream, **options)
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+
+def cmd_mcp_proxy(args: Any) -> int:
+    import anyio
+
+    from ..cli import build_config
+
+    command = list(args.upstream)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        print("semloop: error: no upstream server command: semloop mcp-proxy -- <command> [args ...]",
+              file=sys.stderr)
+        return 2
+    try:
+        _require_mcp()
+    except ImportError as exc:
+        print(f"semloop: error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(message)s")  # stdout is the MCP channel: logs go to stderr only
+    config = build_config(args)
+    try:
+        anyio.run(lambda: serve_stdio(command, config=config, resume_after=args.resume_after))
+    except KeyboardInterrupt:
+        return 0
+    except Exception as exc:  # the upstream could not be started, or it broke the connection
+        cause = _leaf(exc)
+        print(f"semloop: error: the upstream MCP server ({' '.join(command)}) failed: "
+              f"{type(cause).__name__}: {cause}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups of anyio's task groups."""
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
+def add_cli(subparsers: Any) -> None:
+    import argparse
+
+    p = subparsers.add_parser(
+        "mcp-proxy", help="run an MCP server behind semloop (stdio)",
+        description="An MCP server over stdio that starts the upstream server, forwards everything to "
+                    "it, and watches tools/call for loops: a note on warn, a refusal on stop.",
+        usage="semloop mcp-proxy [options] -- <upstream server command> [args ...]")
+    p.add_argument("--config", metavar="PATH", help="JSON or TOML semloop config file")
+    p.add_argument("--resume-after", type=float, default=DEFAULT_RESUME_AFTER, metavar="SECONDS",
+                   help=f"lift a stop after this many seconds without tool calls (default {DEFAULT_RESUME_AFTER:g})")
+    p.add_argument("--verbose", action="store_true", help="log each warn / stop on stderr")
+    p.add_argument("upstream", nargs=argparse.REMAINDER, help="the upstream server's command line, after --")
+    p.set_defaults(func=cmd_mcp_proxy)

@@ -1,0 +1,149 @@
+"""`semloop mcp-proxy` end to end: the official `mcp` client (`ClientSession` over `stdio_client`)
+talks to the real proxy process, which runs the real upstream server `tests/tiny_upstream.py`
+(built with the `mcp` server API). The upstream logs every tool call it receives to a file, so
+the tests see which calls reached it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+anyio = pytest.importorskip("anyio")
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+
+TINY = str(Path(__file__).with_name("tiny_upstream.py"))
+ERROR_TEXT = "EACCES: permission denied, open '/etc/app.yaml'"
+
+
+RESUME_AFTER = 4.0  # the proxy's --resume-after in this run
+
+
+def _upstream_calls(log: Path) -> list[dict]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _texts(result) -> list[str]:
+    return [block.text for block in result.content]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One client session through the proxy (starting the proxy and the upstream costs seconds:
+    `import mcp` alone is ~2 s of CPU), in order: listing, eight different pages, six identical
+    failing calls, another tool while stopped, a quiet spell, then the loop again. Each step's
+    results, and the upstream's log of the tool calls it received."""
+    log = tmp_path_factory.mktemp("mcp") / "upstream.log"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "semloop", "mcp-proxy", "--resume-after", str(RESUME_AFTER), "--", sys.executable, TINY],
+        env={**os.environ, "TINY_UPSTREAM_LOG": str(log)})
+    out: dict = {}
+
+    async def main():
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                out["capabilities"], out["instructions"] = session.server_capabilities, session.instructions
+                out["tools"] = await session.list_tools()
+                out["resources"] = await session.list_resources()
+                out["prompts"] = await session.list_prompts()
+                out["readme"] = await session.read_resource("notes://readme")
+                out["prompt"] = await session.get_prompt("summarize", {"topic": "backups"})
+                out["pages"] = [await session.call_tool("read_page", {"document": "manual", "page": p})
+                                for p in range(8)]
+                out["upstream_after_pages"] = len(_upstream_calls(log))
+                out["loop"] = [await session.call_tool("read_config", {"path": "/etc/app.yaml"}) for _ in range(6)]
+                out["while_stopped"] = await session.call_tool("read_page", {"document": "manual", "page": 9})
+                out["upstream_after_loop"] = len(_upstream_calls(log))
+                await anyio.sleep(RESUME_AFTER + 0.3)
+                out["after_quiet"] = await session.call_tool("read_page", {"document": "manual", "page": 2})
+                out["loop_again"] = await session.call_tool("read_config", {"path": "/etc/app.yaml"})
+
+    anyio.run(main)
+    out["upstream"] = _upstream_calls(log)
+    return out
+
+
+def test_lists_and_forwards_what_the_upstream_offers(run):
+    import tiny_upstream
+
+    async def direct():
+        server = tiny_upstream.server
+        return (await server.list_tools(), await server.list_resources(), await server.list_prompts(),
+                await server.read_resource("notes://readme"))
+
+    tools, resources, prompts, contents = anyio.run(direct)
+    assert [t.model_dump() for t in run["tools"].tools] == [t.model_dump() for t in tools]  # schemas too
+    assert [r.model_dump() for r in run["resources"].resources] == [r.model_dump() for r in resources]
+    assert [p.model_dump() for p in run["prompts"].prompts] == [p.model_dump() for p in prompts]
+    assert [c.text for c in run["readme"].contents] == [c.content for c in contents]
+    assert run["prompt"].messages[0].content.text == "Summarize what you know about backups in three sentences."
+    assert run["instructions"] == "A tiny server for semloop's tests."
+    caps = run["capabilities"]
+    assert (caps.tools is not None, caps.resources is not None, caps.prompts is not None) == (True, True, True)
+    assert caps.completions is None  # the upstream offers none, so neither does the proxy
+
+
+def test_different_pages_pass_untouched(run):
+    for page, r in enumerate(run["pages"]):
+        (text,) = _texts(r)
+        assert not r.is_error and text.startswith(f"manual, page {page} of 10") and "semloop" not in text
+    assert [c["arguments"]["page"] for c in run["upstream"][:8]] == list(range(8))
+    assert run["upstream_after_pages"] == 8
+
+
+def test_identical_failing_calls_get_notes_then_a_refusal(run):
+    results = run["loop"]
+    assert all(r.is_error for r in results)
+    # 1-2: the upstream's result, untouched
+    for r in results[:2]:
+        (text,) = _texts(r)
+        assert ERROR_TEXT in text and "semloop" not in text
+    # 3-4: the upstream's error text kept, semloop's note appended as its own block
+    for r in results[2:4]:
+        texts = _texts(r)
+        assert len(texts) == 2 and texts[0] == _texts(results[0])[0]
+        assert texts[1].startswith("[semloop] This read_config call repeats earlier step(s)")
+    # 5-6: refused without calling the upstream, with a message that says why
+    for r in results[4:]:
+        (text,) = _texts(r)
+        assert text.startswith("semloop blocked this read_config call") and "The call was not run." in text
+        assert "Telling the user what is blocking progress" in text and ERROR_TEXT not in text
+    (text,) = _texts(run["while_stopped"])  # after a stop, every tool of the server waits
+    assert run["while_stopped"].is_error and text.startswith("semloop blocked this read_page call")
+    assert run["upstream_after_loop"] == 8 + 4
+
+
+def test_a_quiet_spell_lifts_the_stop_but_keeps_the_loop_memory(run):
+    (text,) = _texts(run["after_quiet"])
+    assert text.startswith("manual, page 2 of 10") and "semloop" not in text
+    again = _texts(run["loop_again"])
+    assert ERROR_TEXT in again[0] and again[-1].startswith("[semloop]")  # flagged again at once
+    assert [c["tool"] for c in run["upstream"][12:]] == ["read_page", "read_config"]
+
+
+def test_command_line_errors_are_clear():
+    run = [sys.executable, "-m", "semloop", "mcp-proxy"]
+    missing = subprocess.run(run, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert missing.returncode == 2 and "no upstream server command" in missing.stderr
+    absent = subprocess.run([*run, "--", "/nonexistent/mcp-server"], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=60)
+    assert absent.returncode == 1
+    assert "the upstream MCP server (/nonexistent/mcp-server) failed: FileNotFoundError" in absent.stderr
+    assert "Traceback" not in absent.stderr
+
+
+def test_importing_the_module_imports_no_mcp():
+    code = ("import sys, semloop.cli, semloop.integrations.mcp_proxy; "
+            "print([m for m in ('mcp', 'mcp_types', 'anyio') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
