@@ -69,13 +69,24 @@ def _print_report(result, trace) -> None:
         return
     stop = f", stop at step {result.first_stop}" if result.first_stop is not None else ""
     print(f"✗ {result.id}: {result.steps} steps, first warning at step {result.first_warn}{stop}")
-    for v in result.events:
-        if v.step != result.first_flag and v.step != result.first_stop:
-            continue
+    quiet: list[int] = []  # steps after the stop with no evidence of their own: one line for the run
+
+    def flush() -> None:
+        if quiet:
+            span = f"step {quiet[0]}" if len(quiet) == 1 else f"steps {quiet[0]}-{quiet[-1]}"
+            print(f"    {span} stop  (after the stop: a guarded run would have ended)")
+            quiet.clear()
+
+    for v in result.events:  # every warn and stop, each with its evidence
         step = trace.steps[v.step]
+        if not v.signals:
+            quiet.append(v.step)
+            continue
+        flush()
         for s in v.signals:
             print(f"    step {v.step} {v.action:4}  {s.kind:11} score={s.score:.2f}  "
                   f"matches steps {list(s.related_steps)}  ({step.tool})")
+    flush()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -143,7 +154,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="semloop", description="Stop LLM agents from spinning in tool-call loops.")
+    parser.add_argument("--version", action="version", version=f"semloop {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("scan", help="scan recorded traces for loops")
@@ -154,7 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
     p.set_defaults(func=cmd_scan)
 
-    p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces")
+    p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces",
+                       description="Scan the bundled example traces (five loops, four hard negatives) with exact "
+                                   "matching and with the default semantic stack, and print where each first warns.")
     p.add_argument("file", nargs="?", help="traces to use instead of the bundled examples")
     p.set_defaults(func=cmd_demo)
 
