@@ -476,7 +476,7 @@ def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Pa
             name += "_"
         used.add(name)
         n = len(r.steps)
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), constrained_layout=True)
+        fig, axes = plt.subplots(1, 2, figsize=(10.5, 5), constrained_layout=True)
         for ax, matrix, title in ((axes[0], r.call_similarity, "calls (embedding cosine)"),
                                   (axes[1], r.result_similarity, "results (word overlap)")):
             extent = (-0.5, matrix.shape[0] * r.bin_size - 0.5, matrix.shape[0] * r.bin_size - 0.5, -0.5)
@@ -490,7 +490,7 @@ def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Pa
             ax.set_ylim(extent[2], extent[3])
             ax.xaxis.get_major_locator().set_params(integer=True)
             ax.yaxis.get_major_locator().set_params(integer=True)
-            ax.set_title(title, fontsize=11, pad=12)
+            ax.set_title(title, fontsize=11, pad=16)
             ax.set_xlabel("step")
             ax.set_ylabel("step")
         warn, stop = r.first_warn, r.first_stop
@@ -498,7 +498,7 @@ def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Pa
         flags += f", stop {stop}" if stop is not None else ""
         fig.suptitle(f"{r.id}: {n} steps, {flags}", fontsize=12)
         path = directory / f"{name}.png"
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.15)
         plt.close(fig)
         written.append(path)
     return written
