@@ -103,3 +103,24 @@ def test_license_file_and_spdx_metadata():
     text = (ROOT / "LICENSE").read_text()
     assert text.startswith("MIT License") and "semloop authors" in text
     assert not any("scikit-learn" in d for d in project["dependencies"])
+
+
+def test_readme_numbers_are_generated_from_the_results_files():
+    """Every figure in the README's benchmark and calibration sections comes from
+    benchmarks/readme_table.py; after a new benchmark run, `--write` regenerates them."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "readme_table.py"), "--check"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    readme = (ROOT / "README.md").read_text()
+    for name in ("bench-table", "bench-data", "bench-kinds", "bench-process", "bench-targets", "calibration"):
+        assert f"<!-- generated: {name} -->" in readme
+
+
+def test_readme_has_no_references_outside_the_repo():
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    assert "../" not in readme and not re.search(r"issue #?\d|#\d+\b", readme)
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
+        if not target.startswith("http") and not target.startswith("docs/"):  # docs/ pages come from several branches
+            assert (ROOT / target).exists(), target
