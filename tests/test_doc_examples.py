@@ -110,3 +110,63 @@ def test_langchain_examples_run_as_written(fake_anthropic, tmp_path):
     assert proc.stdout.startswith("stopped: ")  # the middleware ended the run with its own message
     assert requests and all(r["body"]["model"] == "claude-sonnet-4-5" for r in requests)
     assert len(requests) < REPEATS  # the model was not called again after the stop
+
+
+class FakeResponsesAPI(BaseHTTPRequestHandler):
+    """POST /v1/responses (the OpenAI Responses API the Agents SDK uses): a `read_file` call on
+    pyproject.toml every turn until REPEATS outputs came back, then a message."""
+
+    requests: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, "body": body})
+        answered = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        n = len(answered)
+        if n < REPEATS:
+            output = [{"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": "read_file",
+                       "arguments": json.dumps({"path": "pyproject.toml"}), "status": "completed"}]
+        else:
+            output = [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": "Here is my answer.", "annotations": []}]}]
+        reply = json.dumps({
+            "id": f"resp_{len(type(self).requests)}", "object": "response", "created_at": 0, "model": body.get("model"),
+            "output": output, "status": "completed", "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_openai_agents_examples_run_as_written(tmp_path):
+    pytest.importorskip("agents")
+    FakeResponsesAPI.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeResponsesAPI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page = ROOT / "docs" / "openai-agents.md"
+        (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+        script = tmp_path / "examples.py"
+        script.write_text("\n\n".join(python_blocks(page)))
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-test",
+               "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
+               "OPENAI_AGENTS_DISABLE_TRACING": "1", "NO_PROXY": "127.0.0.1", "PYTHONPATH": str(ROOT)}
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path, env=env)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3, proc.stdout
+    assert lines[0].startswith("Stopped by semloop: semloop blocked this read_file call")  # SemloopGuardrails
+    assert lines[1].startswith("semloop ")  # on_stop="raise": LoopStopped's message
+    assert lines[2].startswith("semloop blocked this read_file call")  # keyed guard: the stop message as output
+    assert all(r["path"] == "/v1/responses" for r in FakeResponsesAPI.requests)
