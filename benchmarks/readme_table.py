@@ -90,8 +90,8 @@ def calibration(cal: dict) -> str:
     chosen, default, snippet = cal["chosen"], cal["default"], cal["snippet"]
     keys = {k: snippet[k] for k in ("call_threshold", "result_threshold") if k in snippet}
     return (f"On our dev data (`real_dev` + `synth_dev`, {cal['traces']} traces, target FPR "
-            f"{cal['target_fpr']:g}) it suggests `{json.dumps(keys)}` (recall {num(chosen['recall'])}, FPR "
-            f"{pct(chosen['fpr'])}) against the defaults' recall {num(default['recall'])}, FPR {pct(default['fpr'])}.")
+            f"{cal['target_fpr']:g}) it suggests `{json.dumps(keys)}` (recall {chosen['recall']:.3f}, FPR "
+            f"{pct(chosen['fpr'])}) against the defaults' recall {default['recall']:.3f}, FPR {pct(default['fpr'])}.")
 
 
 def blocks() -> dict[str, str]:
