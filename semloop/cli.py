@@ -28,6 +28,10 @@ def build_config(args: argparse.Namespace) -> Config:
     return config.replace(**changes) if changes else config
 
 
+_FORMAT_HELP = ("input format (default: auto-detected): jsonl = semloop traces, one per line; anthropic = a Messages "
+                "API message list; openai = chat messages with tool_calls; claude-code = a session transcript")
+
+
 def _add_detector_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--detector", choices=DETECTORS, help="signal set (default: semantic)")
     p.add_argument("--threshold", type=float, help="call similarity threshold (default from config)")
@@ -65,13 +69,24 @@ def _print_report(result, trace) -> None:
         return
     stop = f", stop at step {result.first_stop}" if result.first_stop is not None else ""
     print(f"✗ {result.id}: {result.steps} steps, first warning at step {result.first_warn}{stop}")
-    for v in result.events:
-        if v.step != result.first_flag and v.step != result.first_stop:
-            continue
+    quiet: list[int] = []  # steps after the stop with no evidence of their own: one line for the run
+
+    def flush() -> None:
+        if quiet:
+            span = f"step {quiet[0]}" if len(quiet) == 1 else f"steps {quiet[0]}-{quiet[-1]}"
+            print(f"    {span} stop  (after the stop: a guarded run would have ended)")
+            quiet.clear()
+
+    for v in result.events:  # every warn and stop, each with its evidence
         step = trace.steps[v.step]
+        if not v.signals:
+            quiet.append(v.step)
+            continue
+        flush()
         for s in v.signals:
             print(f"    step {v.step} {v.action:4}  {s.kind:11} score={s.score:.2f}  "
                   f"matches steps {list(s.related_steps)}  ({step.tool})")
+    flush()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -96,21 +111,70 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- semloop report (semloop/report.py) ----------------------------------------------------
+
+
+def _add_report_parser(sub) -> None:
+    p = sub.add_parser(
+        "report", help="write an HTML page showing the loops in traces (timeline + heatmaps)",
+        description="Replay traces through the guard and write one self-contained HTML file (no network): per "
+                    "trace a timeline of the steps with where warn and stop fired, and call- and result-similarity "
+                    "heatmaps; for several traces a summary table sorted by steps wasted. Labeled traces also show "
+                    "whether the loop was caught.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="traces, any format `semloop scan` reads")
+    p.add_argument("--trace", action="append", default=[], metavar="ID",
+                   help="only the trace(s) with this id (repeatable; default: every trace)")
+    p.add_argument("--out", default="report.html", metavar="PATH", help="the HTML file to write (default: report.html)")
+    p.add_argument("--png", metavar="DIR", help="also write each trace's heatmaps as DIR/<trace id>.png (needs matplotlib)")
+    p.add_argument("--title", default="semloop report", help="page title")
+    _add_detector_args(p)
+    p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
+    p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import build_reports, render_html, write_pngs
+
+    config = build_config(args)
+    reports = build_reports(args.files, config, args.trace, args.format, args.skip_invalid,
+                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(reports, args.title, config), encoding="utf-8")
+    flagged = sum(bool(r.events) for r in reports)
+    print(f"wrote {out} ({len(reports)} trace(s), {flagged} flagged)")
+    if args.png:
+        for path in write_pngs(reports, args.png):
+            print(f"wrote {path}")
+    return 0
+
+
+# -- end of semloop report ------------------------------------------------------------------
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="semloop", description="Stop LLM agents from spinning in tool-call loops.")
+    parser.add_argument("--version", action="version", version=f"semloop {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("scan", help="scan recorded traces for loops")
     p.add_argument("file", help="JSONL traces (or a message list / Claude Code transcript)")
     _add_detector_args(p)
-    p.add_argument("--format", choices=FORMATS, default="auto")
+    p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
     p.set_defaults(func=cmd_scan)
 
-    p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces")
+    p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces",
+                       description="Scan the bundled example traces (five loops, four hard negatives) with exact "
+                                   "matching and with the default semantic stack, and print where each first warns.")
     p.add_argument("file", nargs="?", help="traces to use instead of the bundled examples")
     p.set_defaults(func=cmd_demo)
+
+    _add_report_parser(sub)
 
     for module in _optional_cli_modules():
         module.add_cli(sub)

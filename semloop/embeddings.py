@@ -139,7 +139,10 @@ class HashingEmbedder:
     """Character 3–5-gram hashing (scikit-learn): typo- and reordering-tolerant, knows no synonyms."""
 
     def __init__(self, n_features: int = 2**12):
-        from sklearn.feature_extraction.text import HashingVectorizer
+        try:
+            from sklearn.feature_extraction.text import HashingVectorizer
+        except ImportError:
+            raise ImportError('the "hashing" embedding backend needs scikit-learn: pip install "semloop[learn]"') from None
 
         self.vectorizer = HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), n_features=n_features,
                                             alternate_sign=False, norm="l2", lowercase=True)

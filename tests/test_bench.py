@@ -202,6 +202,8 @@ def test_calibrate_snippet_meets_target(tiny, tmp_path, semloop_cmd):
     assert proc.returncode == 0, proc.stderr
     snippet = json.loads(proc.stdout)
     assert {"call_threshold", "result_threshold"} <= set(snippet)
+    # --per-tool either suggests overrides or says why it suggests none
+    assert ("tool_overrides" in snippet) != ("--per-tool:" in proc.stderr), proc.stderr
     cfg = Config.from_dict(snippet)
     assert Config.from_file(written) == cfg
     assert (tmp_path / "calibration.png").stat().st_size > 0

@@ -113,6 +113,9 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
             chosen = {**chosen, **{k: current[k] for k in ("precision", "recall", "f1", "fpr", "tp", "fp", "fn")}}
         elif not any(n >= min_tool_loops for n in loops_per_tool.values()):
             notes.append(f"--per-tool: no tool starts >= {min_tool_loops} labelled loops; no overrides suggested")
+        else:
+            notes.append(f"--per-tool: tried {', '.join(tool_rows)}; no per-tool call_threshold beat the global "
+                         f"one under the FPR target, so no overrides suggested")
 
     return {"feasible": feasible, "target_fpr": target_fpr, "chosen": chosen, "config": tuned,
             "snippet": snippet(tuned, overrides), "grid": grid, "knob_grid": knob_rows, "tool_grid": tool_rows,

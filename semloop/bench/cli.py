@@ -21,7 +21,9 @@ def add_cli(subparsers) -> None:
     p.add_argument("data", nargs="+", metavar="DATA", help="labelled JSONL trace file(s)")
     p.add_argument("--detectors", default="all",
                    help=f"comma-separated subset of: {','.join(DETECTORS)} (default: all)")
-    p.add_argument("--out", default="benchmarks/results", metavar="DIR", help="output directory")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: a new folder ./semloop-bench-YYYYmmdd-HHMMSS, so committed "
+                        "results are never overwritten; benchmarks/run.sh passes --out benchmarks/results)")
     p.add_argument("--config", metavar="PATH", help="base JSON/TOML config (thresholds etc.) for every detector")
     p.add_argument("--latency-steps", type=int, default=1000, metavar="N",
                    help="steps timed per detector for the latency table (default 1000)")
@@ -77,10 +79,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     results = run_bench(args.data, detectors, _base_config(args), progress=_progress(args),
                         latency_steps=args.latency_steps, latency_budget_s=args.latency_budget,
                         perf_runs=args.perf_runs, sweep=not args.no_sweep, jobs=args.jobs)
-    written = write_results(results, args.out, plots=not args.no_plots, write_outcomes=args.outcomes)
+    written = write_results(results, args.out or _fresh_dir("semloop-bench"), plots=not args.no_plots,
+                            write_outcomes=args.outcomes)
     print(_bench_summary(results))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _fresh_dir(prefix: str) -> Path:
+    """A directory name in the current directory that does not exist yet."""
+    import time
+
+    base = Path(f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}")
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = Path(f"{base}-{n}")
+    return path
 
 
 def _bench_summary(results) -> str:

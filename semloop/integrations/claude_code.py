@@ -516,8 +516,15 @@ def add_cli(subparsers: Any) -> None:
 
     for name, func, verb in (("install", cmd_install, "add semloop's hooks to"),
                              ("uninstall", cmd_uninstall, "remove semloop's hooks from")):
-        p = subparsers.add_parser(name, help=f"{verb} Claude Code settings")
-        p.add_argument("target", choices=[TARGET])
+        p = subparsers.add_parser(
+            name, help=f"{verb} Claude Code settings",
+            description=("Add semloop's hooks to Claude Code's settings.json: one hook entry (all tools) for each of "
+                         "PreToolUse, PostToolUse, PostToolUseFailure and UserPromptSubmit. Other hooks are kept, "
+                         "settings.json.bak is written first, and running it twice changes nothing."
+                         if name == "install" else
+                         "Remove semloop's hook entries from Claude Code's settings.json; every other hook is kept "
+                         "and settings.json.bak is written first."))
+        p.add_argument("target", choices=[TARGET], help="the agent whose settings to edit")
         p.add_argument("--scope", choices=("user", "project", "local"), default="user",
                        help="user: ~/.claude/settings.json; project: .claude/settings.json; "
                             "local: .claude/settings.local.json (default: user)")
