@@ -1,0 +1,225 @@
+"""The data-only, versioned byte format of a guard's state (what every session store keeps).
+
+No pickle: a stored state is numbers, strings and arrays, so reading one can never run code,
+whoever wrote it. Layout of a blob:
+
+    b"SLST" | u8 codec format | u16 state format | u32 JSON length | JSON | array bytes
+
+The JSON is the value tree; numpy arrays (and long tuples of integers, such as result sketches)
+are raw little-endian bytes after it, referenced by position. Containers keep their exact type
+(tuple, frozenset, deque with its maxlen, Counter, OrderedDict, dicts with non-string keys), and the
+dataclasses of `semloop.state` are encoded field by field from `dataclasses.fields`, so a field
+added to `StepRecord` or `SessionState` is stored without touching this module.
+
+Reading is strict: unknown tags, classes, dtypes or sizes raise `StateFormatError`; a blob of
+another codec format or `STATE_FORMAT` (an older or newer build) is refused the same way. Stores
+treat such a blob as absent (the session starts over) instead of misreading it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import struct
+from collections import Counter, OrderedDict, deque
+from typing import Any
+
+MAGIC = b"SLST"
+CODEC_FORMAT = 1
+_HEADER = struct.Struct("<4sBHI")
+
+# dtypes an array may have on disk (anything else in a blob is refused)
+_DTYPES = frozenset({"<f2", "<f4", "<f8", "<i1", "<i2", "<i4", "<i8", "|i1", "|u1", "<u2", "<u4", "<u8", "|b1"})
+_INT_TUPLE_MIN = 8  # int tuples at least this long are packed as arrays (sketches: 64 ints)
+
+
+class StateFormatError(ValueError):
+    """A blob that is not a state this build can read (garbage, other format, unknown content)."""
+
+
+def _classes() -> dict[str, type]:
+    """The dataclasses of `semloop.state`, by name: the only classes a blob may instantiate."""
+    from . import state
+
+    return {name: obj for name, obj in vars(state).items()
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == state.__name__}
+
+
+def _state_format() -> int:
+    from .state import STATE_FORMAT
+
+    return int(STATE_FORMAT)
+
+
+# -- encode -----------------------------------------------------------------------------------
+
+
+def dumps(value: Any) -> bytes:
+    """`value` (a `SessionState`, or any tree of the supported types) → bytes."""
+    import numpy as np
+
+    arrays: list[bytes] = []
+    classes = {cls: name for name, cls in _classes().items()}
+    fields = {cls: [f.name for f in dataclasses.fields(cls)] for cls in classes}
+
+    def pack(arr: "np.ndarray") -> tuple[int, str]:
+        arr = np.ascontiguousarray(arr)
+        if arr.dtype.byteorder == ">":
+            arr = arr.astype(arr.dtype.newbyteorder("<"))
+        if arr.dtype.str not in _DTYPES:
+            raise TypeError(f"cannot store an array of dtype {arr.dtype}")
+        arrays.append(arr.tobytes())
+        return len(arrays) - 1, arr.dtype.str
+
+    def plain(items: Any) -> bool:  # all str / int: stored as they are, no per-item work
+        return all(type(x) is str for x in items) or all(type(x) is int for x in items)
+
+    def enc(v: Any) -> Any:
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v if type(v) is int else {"$int": int(v)}
+        if isinstance(v, float):
+            return v if type(v) is float else {"$float": float(v)}
+        cls_name = classes.get(type(v))
+        if cls_name is not None:
+            return {"$dc": cls_name, "f": {name: enc(getattr(v, name)) for name in fields[type(v)]}}
+        if isinstance(v, np.ndarray):
+            index, dtype = pack(v)
+            return {"$nd": index, "dt": dtype, "sh": list(v.shape)}
+        if isinstance(v, np.generic):
+            return {"$np": v.dtype.str, "v": v.item()}
+        if isinstance(v, tuple):
+            if len(v) >= _INT_TUPLE_MIN and all(type(x) is int for x in v):
+                lo, hi = min(v), max(v)
+                if 0 <= lo and hi < 1 << 32:
+                    index, dtype = pack(np.asarray(v, dtype="<u4"))
+                    return {"$ti": index, "dt": dtype}
+                if -(1 << 63) <= lo and hi < 1 << 63:
+                    index, dtype = pack(np.asarray(v, dtype="<i8"))
+                    return {"$ti": index, "dt": dtype}
+            return {"$t": list(v) if plain(v) else [enc(x) for x in v]}
+        if isinstance(v, list):
+            return [enc(x) for x in v]
+        if isinstance(v, deque):
+            return {"$dq": list(v) if plain(v) else [enc(x) for x in v], "max": v.maxlen}
+        if isinstance(v, frozenset):
+            return {"$fs": list(v) if plain(v) else [enc(x) for x in v]}
+        if isinstance(v, set):
+            return {"$set": list(v) if plain(v) else [enc(x) for x in v]}
+        if isinstance(v, dict):
+            tag = "$ctr" if isinstance(v, Counter) else "$od" if isinstance(v, OrderedDict) else "$d"
+            return {tag: [[enc(k), enc(x)] for k, x in v.items()]}
+        if isinstance(v, bytes):
+            return {"$b": pack(np.frombuffer(v, dtype="|u1"))[0]}
+        raise TypeError(f"cannot store a value of type {type(v).__name__}")
+
+    body = json.dumps(enc(value), ensure_ascii=False, separators=(",", ":"), allow_nan=True).encode("utf-8")
+    tail = b"".join(struct.pack("<I", len(a)) + a for a in arrays)
+    return _HEADER.pack(MAGIC, CODEC_FORMAT, _state_format(), len(body)) + body + tail
+
+
+# -- decode -----------------------------------------------------------------------------------
+
+
+def loads(blob: bytes) -> Any:
+    """bytes → value. Raises `StateFormatError` for anything this build did not write."""
+    try:
+        return _loads(bytes(blob))
+    except StateFormatError:
+        raise
+    except Exception as exc:  # malformed JSON, bad sizes, wrong field types, ...
+        raise StateFormatError(f"unreadable state: {type(exc).__name__}: {exc}") from None
+
+
+def _loads(blob: bytes) -> Any:
+    import numpy as np
+
+    if len(blob) < _HEADER.size:
+        raise StateFormatError("not a semloop state (too short)")
+    magic, codec, state_format, body_len = _HEADER.unpack_from(blob)
+    if magic != MAGIC:
+        raise StateFormatError("not a semloop state")
+    if codec != CODEC_FORMAT or state_format != _state_format():
+        raise StateFormatError(f"state written in format {codec}/{state_format}; this build reads "
+                               f"{CODEC_FORMAT}/{_state_format()}")
+    start = _HEADER.size
+    tree = json.loads(blob[start:start + body_len].decode("utf-8"))
+    arrays: list[memoryview] = []
+    pos, view = start + body_len, memoryview(blob)
+    if pos > len(blob):
+        raise StateFormatError("truncated state")
+    while pos < len(blob):
+        (size,) = struct.unpack_from("<I", blob, pos)
+        pos += 4
+        if pos + size > len(blob):
+            raise StateFormatError("truncated state")
+        arrays.append(view[pos:pos + size])
+        pos += size
+    classes = _classes()
+    fields = {name: dataclasses.fields(cls) for name, cls in classes.items()}
+
+    def plain(items: list) -> bool:  # JSON scalars need no decoding (bool is stored as itself)
+        return all(type(x) is str for x in items) or all(type(x) is int for x in items)
+
+    def array(index: Any, dtype: Any) -> "np.ndarray":
+        if dtype not in _DTYPES or not isinstance(index, int) or not 0 <= index < len(arrays):
+            raise StateFormatError(f"bad array reference {index!r} / {dtype!r}")
+        return np.frombuffer(arrays[index], dtype=np.dtype(dtype)).copy()  # writable, owns its memory
+
+    def dec(v: Any) -> Any:
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if isinstance(v, list):
+            return v if plain(v) else [dec(x) for x in v]
+        if not isinstance(v, dict) or not v:
+            raise StateFormatError(f"unexpected value {v!r:.60}")
+        tag = next(iter(v))
+        if tag == "$dc":
+            cls = classes.get(v["$dc"])
+            if cls is None:
+                raise StateFormatError(f"unknown class {v['$dc']!r}")
+            stored = v["f"]
+            kwargs, late = {}, {}
+            for f in fields[v["$dc"]]:
+                if f.name in stored:
+                    (kwargs if f.init else late)[f.name] = dec(stored[f.name])
+                elif f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise StateFormatError(f"{cls.__name__}.{f.name} missing")
+            obj = cls(**kwargs)
+            for name, value in late.items():
+                setattr(obj, name, value)
+            return obj  # fields this build does not know are ignored (defaults cover new ones)
+        if tag == "$nd":
+            arr = array(v["$nd"], v["dt"])
+            return arr.reshape([int(n) for n in v["sh"]])
+        if tag == "$ti":
+            return tuple(array(v["$ti"], v["dt"]).tolist())
+        if tag == "$b":
+            return array(v["$b"], "|u1").tobytes()
+        if tag == "$t":
+            return tuple(dec(v["$t"]))
+        if tag == "$dq":
+            maxlen = v.get("max")
+            return deque(dec(v["$dq"]), maxlen=None if maxlen is None else int(maxlen))
+        if tag == "$fs":
+            return frozenset(dec(v["$fs"]))
+        if tag == "$set":
+            return set(dec(v["$set"]))
+        if tag in ("$d", "$od", "$ctr"):
+            kind = {"$d": dict, "$od": OrderedDict, "$ctr": Counter}[tag]
+            out = kind()
+            for key, value in v[tag]:
+                out[dec(key)] = dec(value)
+            return out
+        if tag == "$np":
+            if v["$np"] not in _DTYPES:
+                raise StateFormatError(f"bad scalar dtype {v['$np']!r}")
+            return np.dtype(v["$np"]).type(v["v"])
+        if tag == "$int":
+            return int(v["$int"])
+        if tag == "$float":
+            return float(v["$float"])
+        raise StateFormatError(f"unknown tag {tag!r}")
+
+    return dec(tree)
