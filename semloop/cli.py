@@ -119,11 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # `semloop scan ... | head`
+        return 0
     except (TraceError, ValueError, OSError, StoreError) as exc:  # StoreError: `sessions` on a store that is down
         print(f"semloop: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `semloop scan ... | head`
-        return 0
 
 
 def _optional_cli_modules():
