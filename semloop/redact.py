@@ -7,7 +7,8 @@ matches itself across steps, and nobody reading the store learns it.
 
 Shapes covered: provider API keys (`sk-…`, `ghp_…`, `github_pat_…`, `xox?-…`, `AKIA…`, `AIza…`,
 `glpat-…`), JSON web tokens, `Bearer <token>`, `password=…`/`token: …`-style assignments, and long
-mixed letter+digit runs (32+ characters; hex digests and UUIDs are left alone, they are ids).
+mixed letter+digit runs (32+ characters in text, 16+ in a single word; hex digests and UUIDs are
+left alone, they are ids — so a hex-only API key is not recognized).
 Free-form secrets (a short password typed as a plain word) cannot be recognized by shape.
 """
 
@@ -28,6 +29,7 @@ _TOKEN = re.compile(
     r"|\bglpat-[A-Za-z0-9_-]{20,}"
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     r"|(?<![\w/+=-])(?=[A-Za-z0-9_+=-]*\d)(?=[A-Za-z0-9_+=-]*[A-Za-z])[A-Za-z0-9_+=-]{32,}(?![\w/+=-])")
+_WORD = re.compile(r"(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])[A-Za-z0-9_]{16,}")
 _ID_LIKE = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")  # hex digests, UUIDs: identifiers, not secrets
 _MARK = "redacted:"
 
@@ -57,11 +59,19 @@ def redact_text(text: str) -> str:
     return _KEYED.sub(_keyed, _TOKEN.sub(_token, text))
 
 
+def _word(word: str) -> str:
+    if _WORD.fullmatch(word) and not _ID_LIKE.fullmatch(word):
+        return _digest(word)
+    return redact_text(word)
+
+
 def redact_words(words: T) -> T:
-    """The same collection type, with secret-shaped words replaced (short words are left as is)."""
+    """The same collection type, with secret-shaped words replaced (short words are left as is).
+    Words are pieces of the call or result (often lower-cased): a piece of 16+ letters and digits
+    mixed, not hex, is taken for (a piece of) a token."""
     if not any(len(w) >= 12 for w in words):
         return words
-    return type(words)(redact_text(w) if len(w) >= 12 else w for w in words)
+    return type(words)(_word(w) if len(w) >= 12 else w for w in words)
 
 
 def contains_secret(texts: Iterable[str]) -> bool:

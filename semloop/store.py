@@ -253,7 +253,8 @@ def check_private(path: Path) -> None:
     directory = path.parent
     st = os.stat(directory)
     if st.st_uid not in (me, 0) or st.st_mode & 0o022:
-        raise UnsafeStoreError(f"state directory {directory} is writable by other users "
+        why = "writable by other users" if st.st_mode & 0o022 else "owned by another user"
+        raise UnsafeStoreError(f"state directory {directory} is {why} "
                                f"(owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); refusing to use it")
     for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         try:
