@@ -74,8 +74,10 @@ def dumps(value: Any) -> bytes:
     def plain(items: Any) -> bool:  # all str / int: stored as they are, no per-item work
         return all(type(x) is str for x in items) or all(type(x) is int for x in items)
 
+    scalars = (str, int, float, bool, type(None))
+
     def enc(v: Any) -> Any:
-        if v is None or isinstance(v, (bool, str)):
+        if type(v) in scalars:
             return v
         if isinstance(v, int) and not isinstance(v, bool):
             return v if type(v) is int else {"$int": int(v)}
@@ -83,7 +85,11 @@ def dumps(value: Any) -> bytes:
             return v if type(v) is float else {"$float": float(v)}
         cls_name = classes.get(type(v))
         if cls_name is not None:
-            return {"$dc": cls_name, "f": {name: enc(getattr(v, name)) for name in fields[type(v)]}}
+            out = {}
+            for name in fields[type(v)]:
+                x = getattr(v, name)
+                out[name] = x if type(x) in scalars else enc(x)
+            return {"$dc": cls_name, "f": out}
         if isinstance(v, np.ndarray):
             index, dtype = pack(v)
             return {"$nd": index, "dt": dtype, "sh": list(v.shape)}
@@ -92,12 +98,10 @@ def dumps(value: Any) -> bytes:
         if isinstance(v, tuple):
             if len(v) >= _INT_TUPLE_MIN and all(type(x) is int for x in v):
                 lo, hi = min(v), max(v)
-                if 0 <= lo and hi < 1 << 32:
-                    index, dtype = pack(np.asarray(v, dtype="<u4"))
-                    return {"$ti": index, "dt": dtype}
-                if -(1 << 63) <= lo and hi < 1 << 63:
-                    index, dtype = pack(np.asarray(v, dtype="<i8"))
-                    return {"$ti": index, "dt": dtype}
+                fmt = "<u4" if 0 <= lo and hi < 1 << 32 else "<i8" if -(1 << 63) <= lo and hi < 1 << 63 else None
+                if fmt is not None:  # struct, not numpy: a 64-int sketch packs in a microsecond
+                    arrays.append(struct.pack(f"<{len(v)}{'I' if fmt == '<u4' else 'q'}", *v))
+                    return {"$ti": len(arrays) - 1, "dt": fmt}
             return {"$t": list(v) if plain(v) else [enc(x) for x in v]}
         if isinstance(v, list):
             return [enc(x) for x in v]
@@ -194,7 +198,10 @@ def _loads(blob: bytes) -> Any:
             arr = array(v["$nd"], v["dt"])
             return arr.reshape([int(n) for n in v["sh"]])
         if tag == "$ti":
-            return tuple(array(v["$ti"], v["dt"]).tolist())
+            index, code = v["$ti"], {"<u4": "I", "<i8": "q"}.get(v["dt"])
+            if code is None or not isinstance(index, int) or not 0 <= index < len(arrays):
+                raise StateFormatError(f"bad int tuple {index!r} / {v['dt']!r}")
+            return struct.unpack(f"<{len(arrays[index]) // struct.calcsize(code)}{code}", arrays[index])
         if tag == "$b":
             return array(v["$b"], "|u1").tobytes()
         if tag == "$t":
