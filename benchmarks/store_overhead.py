@@ -110,8 +110,15 @@ def main() -> int:
                 store = open_store(url)
                 sizes[name] = next(info.size for info in store.list() if info.key == "bench")
         # worst case: every cluster in use (max_clusters distinct calls) with full windows
-        worst = LoopGuard(config)
-        worst.embedder = embedder
+        import numpy as np
+
+        rng_vec = np.random.default_rng(0)
+
+        def unrelated(texts):  # every call its own direction: each one opens a new cluster
+            v = rng_vec.standard_normal((len(texts), 256)).astype(np.float32)
+            return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+        worst = LoopGuard(config, embedder=unrelated)
         for i in range(config.max_clusters * 3):
             worst.record("Bash", {"command": f"unrelated-{i} " + " ".join(f"w{i}x{j}" for j in range(8))},
                          " ".join(f"r{i}y{j}" for j in range(200)))

@@ -148,7 +148,7 @@ def _loads(blob: bytes) -> Any:
         raise StateFormatError(f"state written in format {codec}/{state_format}; this build reads "
                                f"{CODEC_FORMAT}/{_state_format()}")
     start = _HEADER.size
-    tree = json.loads(blob[start:start + body_len].decode("utf-8"))
+    body = blob[start:start + body_len]
     arrays: list[memoryview] = []
     pos, view = start + body_len, memoryview(blob)
     if pos > len(blob):
@@ -163,70 +163,70 @@ def _loads(blob: bytes) -> Any:
     classes = _classes()
     fields = {name: dataclasses.fields(cls) for name, cls in classes.items()}
 
-    def plain(items: list) -> bool:  # JSON scalars need no decoding (bool is stored as itself)
-        return all(type(x) is str for x in items) or all(type(x) is int for x in items)
-
     def array(index: Any, dtype: Any) -> "np.ndarray":
         if dtype not in _DTYPES or not isinstance(index, int) or not 0 <= index < len(arrays):
             raise StateFormatError(f"bad array reference {index!r} / {dtype!r}")
         return np.frombuffer(arrays[index], dtype=np.dtype(dtype)).copy()  # writable, owns its memory
 
-    def dec(v: Any) -> Any:
-        if v is None or isinstance(v, (bool, int, float, str)):
-            return v
-        if isinstance(v, list):
-            return v if plain(v) else [dec(x) for x in v]
-        if not isinstance(v, dict) or not v:
-            raise StateFormatError(f"unexpected value {v!r:.60}")
-        tag = next(iter(v))
-        if tag == "$dc":
-            cls = classes.get(v["$dc"])
-            if cls is None:
-                raise StateFormatError(f"unknown class {v['$dc']!r}")
-            stored = v["f"]
-            kwargs, late = {}, {}
-            for f in fields[v["$dc"]]:
-                if f.name in stored:
-                    (kwargs if f.init else late)[f.name] = dec(stored[f.name])
-                elif f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                    raise StateFormatError(f"{cls.__name__}.{f.name} missing")
-            obj = cls(**kwargs)
-            for name, value in late.items():
-                setattr(obj, name, value)
-            return obj  # fields this build does not know are ignored (defaults cover new ones)
-        if tag == "$nd":
-            arr = array(v["$nd"], v["dt"])
-            return arr.reshape([int(n) for n in v["sh"]])
-        if tag == "$ti":
-            index, code = v["$ti"], {"<u4": "I", "<i8": "q"}.get(v["dt"])
-            if code is None or not isinstance(index, int) or not 0 <= index < len(arrays):
-                raise StateFormatError(f"bad int tuple {index!r} / {v['dt']!r}")
-            return struct.unpack(f"<{len(arrays[index]) // struct.calcsize(code)}{code}", arrays[index])
-        if tag == "$b":
-            return array(v["$b"], "|u1").tobytes()
-        if tag == "$t":
-            return tuple(dec(v["$t"]))
-        if tag == "$dq":
-            maxlen = v.get("max")
-            return deque(dec(v["$dq"]), maxlen=None if maxlen is None else int(maxlen))
-        if tag == "$fs":
-            return frozenset(dec(v["$fs"]))
-        if tag == "$set":
-            return set(dec(v["$set"]))
-        if tag in ("$d", "$od", "$ctr"):
-            kind = {"$d": dict, "$od": OrderedDict, "$ctr": Counter}[tag]
-            out = kind()
-            for key, value in v[tag]:
-                out[dec(key)] = dec(value)
-            return out
-        if tag == "$np":
-            if v["$np"] not in _DTYPES:
-                raise StateFormatError(f"bad scalar dtype {v['$np']!r}")
-            return np.dtype(v["$np"]).type(v["v"])
-        if tag == "$int":
-            return int(v["$int"])
-        if tag == "$float":
-            return float(v["$float"])
-        raise StateFormatError(f"unknown tag {tag!r}")
+    def dataclass(v: dict) -> Any:
+        name = v["$dc"]
+        cls = classes.get(name)
+        if cls is None:
+            raise StateFormatError(f"unknown class {name!r}")
+        stored = v["f"]
+        kwargs, late = {}, {}
+        for f in fields[name]:
+            if f.name in stored:
+                (kwargs if f.init else late)[f.name] = stored[f.name]
+            elif f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise StateFormatError(f"{name}.{f.name} missing")
+        obj = cls(**kwargs)
+        for key, value in late.items():
+            setattr(obj, key, value)
+        return obj  # fields this build does not know are ignored (defaults cover new ones)
 
-    return dec(tree)
+    def int_tuple(v: dict) -> tuple:
+        index, code = v["$ti"], {"<u4": "I", "<i8": "q"}.get(v["dt"])
+        if code is None or not isinstance(index, int) or not 0 <= index < len(arrays):
+            raise StateFormatError(f"bad int tuple {index!r} / {v['dt']!r}")
+        return struct.unpack(f"<{len(arrays[index]) // struct.calcsize(code)}{code}", arrays[index])
+
+    def scalar(v: dict) -> Any:
+        if v["$np"] not in _DTYPES:
+            raise StateFormatError(f"bad scalar dtype {v['$np']!r}")
+        return np.dtype(v["$np"]).type(v["v"])
+
+    def deq(v: dict) -> deque:
+        maxlen = v.get("max")
+        return deque(v["$dq"], maxlen=None if maxlen is None else int(maxlen))
+
+    decoders = {
+        "$dc": dataclass,
+        "$nd": lambda v: array(v["$nd"], v["dt"]).reshape([int(n) for n in v["sh"]]),
+        "$ti": int_tuple,
+        "$b": lambda v: array(v["$b"], "|u1").tobytes(),
+        "$t": lambda v: tuple(v["$t"]),
+        "$dq": deq,
+        "$fs": lambda v: frozenset(v["$fs"]),
+        "$set": lambda v: set(v["$set"]),
+        "$d": lambda v: dict(map(tuple, v["$d"])),
+        "$od": lambda v: OrderedDict(map(tuple, v["$od"])),
+        "$ctr": lambda v: Counter(dict(map(tuple, v["$ctr"]))),
+        "$np": scalar,
+        "$int": lambda v: int(v["$int"]),
+        "$float": lambda v: float(v["$float"]),
+    }
+
+    def hook(v: dict) -> Any:
+        # JSON objects are decoded bottom-up by the parser: a tagged one becomes its value; an
+        # untagged one is the field map of the "$dc" around it (plain dicts are always "$d")
+        for tag in v:
+            if tag[:1] == "$":
+                decode = decoders.get(tag)
+                if decode is None:
+                    raise StateFormatError(f"unknown tag {tag!r}")
+                return decode(v)
+            return v
+        raise StateFormatError("empty object")
+
+    return json.loads(body.decode("utf-8"), object_hook=hook)

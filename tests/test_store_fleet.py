@@ -237,3 +237,41 @@ def test_redis_down_mid_session_fails_open_and_detection_resumes(redis_server, h
     outs = [_hook(env, loop) for _ in range(3)]
     assert all(err == "" for _, err in outs) and "additionalContext" in json.dumps(outs[2][0])
     assert open_store(redis_server.url).load("down").steps_seen == 3
+
+
+def test_the_warm_hook_server_honours_semloop_store(redis_server, hashing_config, tmp_path):
+    import tempfile
+    import time
+
+    from semloop.integrations import hook_server as hs
+
+    sock_dir = Path(tempfile.mkdtemp(prefix="sls-", dir="/tmp"))  # AF_UNIX paths are short
+    socket_path = str(sock_dir / "s.sock")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEMLOOP_")}
+    env.update(SEMLOOP_SOCKET=socket_path, SEMLOOP_STORE=redis_server.url, SEMLOOP_CONFIG=str(hashing_config),
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
+    server = subprocess.Popen([PY, "-m", "semloop", "hook-server", "--socket", socket_path, "--idle-timeout", "60"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while hs._ping(socket_path) is None:
+            assert time.monotonic() < deadline and server.poll() is None, "hook server did not start"
+            time.sleep(0.1)
+        loop = bash_event("PostToolUse", "make test", stdout="FAILED test_x", session="warm")
+        outs = []
+        for _ in range(3):
+            proc = subprocess.run([PY, "-m", "semloop", "hook", "claude-code", "--server-timeout", "60"],
+                                  input=json.dumps(loop).encode(),
+                                  capture_output=True, timeout=120, env=env)
+            assert proc.returncode == 0 and proc.stderr == b"", proc
+            outs.append(json.loads(proc.stdout))
+        assert "additionalContext" in json.dumps(outs[2])
+        assert hs._ping(socket_path)["served"] == 3  # the server handled them ...
+        assert open_store(redis_server.url).load("warm").steps_seen == 3  # ... in Redis
+        assert not (tmp_path / "cache" / "semloop" / "state.sqlite3").exists()  # not in the default file
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+        import shutil
+
+        shutil.rmtree(sock_dir, ignore_errors=True)
