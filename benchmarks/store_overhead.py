@@ -109,6 +109,20 @@ def main() -> int:
             if url is not None:
                 store = open_store(url)
                 sizes[name] = next(info.size for info in store.list() if info.key == "bench")
+        # the codec alone on the final state, against pickle (what the SQLite store used before)
+        import pickle
+
+        from semloop import state_format
+
+        final = guards["memory://"].state
+        codec = {"state_format": (lambda: state_format.loads(state_format.dumps(final))),
+                 "pickle": (lambda: pickle.loads(pickle.dumps(final, protocol=pickle.HIGHEST_PROTOCOL)))}
+        codec_ms: dict[str, list[float]] = {k: [] for k in codec}
+        for _ in range(60):
+            for name, fn in codec.items():
+                start = time.perf_counter()
+                fn()
+                codec_ms[name].append((time.perf_counter() - start) * 1000.0)
         # worst case: every cluster in use (max_clusters distinct calls) with full windows
         import numpy as np
 
@@ -153,6 +167,9 @@ def main() -> int:
         over = means[name] - means["no store"]
         ratio = "—" if name == "no store" else f"{over / mem_over:.1f}×"
         lines.append(f"| {name} | {base[name]:.2f} | {means[name]:.2f} | {base[name] / base['no store']:.2f}× | {ratio} |")
+    fmt, pick = statistics.median(codec_ms["state_format"]), statistics.median(codec_ms["pickle"])
+    lines += ["", f"Encode + decode of that state (p50): data-only format {fmt:.2f} ms, pickle {pick:.2f} ms "
+                  f"({fmt / pick:.1f}× pickle's time; pickle is no longer used: it runs code on load)."]
     if redis is None:
         lines.append("\nredis-server not installed: Redis not measured.")
     text = "\n".join(lines) + "\n"

@@ -39,6 +39,12 @@ def summary(key: str, state: Any, info: Any = None) -> dict:
     return out
 
 
+def display_url(url: str) -> str:
+    from .store import display_url as strip
+
+    return strip(url)
+
+
 def _open(args: Any):
     from .store import open_store
 
@@ -63,7 +69,7 @@ def cmd_sessions(args: Any) -> int:
                     print(json.dumps(row, ensure_ascii=False))
                 return 0
             if not rows:
-                print(f"no sessions in {store.url}")
+                print(f"no sessions in {display_url(store.url)}")
                 return 0
             print(f"{'session':40} {'steps':>6} {'warn':>4} {'stopped':>7}  {'last signal':12} updated")
             for row in rows:
@@ -77,13 +83,13 @@ def cmd_sessions(args: Any) -> int:
         state = store.load(key)
         if args.action == "show":
             if state is None:
-                print(f"semloop: no session {key!r} in {store.url}", file=sys.stderr)
+                print(f"semloop: no session {key!r} in {display_url(store.url)}", file=sys.stderr)
                 return 1
             row = summary(key, state, info)
             if args.json:
                 print(json.dumps(row, ensure_ascii=False))
                 return 0
-            print(f"session {key} ({store.url})")
+            print(f"session {key} ({display_url(store.url)})")
             print(f"  steps seen: {row['steps']}   warnings: {row['warnings']}   stopped: {row['stopped']}")
             print(f"  last signal: {row['last_signal'] or '-'} (steps {row['last_evidence'] or '-'})")
             print(f"  tools: {', '.join(f'{t} {n}' for t, n in row['tools'].items()) or '-'}")
@@ -98,7 +104,7 @@ def cmd_sessions(args: Any) -> int:
             print(f"semloop: session {key} {'deleted' if gone else 'not found'}")
             return 0 if gone else 1
         if state is None:
-            print(f"semloop: no session {key!r} in {store.url}", file=sys.stderr)
+            print(f"semloop: no session {key!r} in {display_url(store.url)}", file=sys.stderr)
             return 1
 
         def lift(current: Any) -> Any:

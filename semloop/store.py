@@ -98,6 +98,7 @@ def open_store(url: Any = None, *, db: str | os.PathLike[str] | None = None, ver
     on the store (SQLite's lock, Redis' socket; default `$SEMLOOP_DB_TIMEOUT` or 5 s)."""
     if url is not None and not isinstance(url, (str, os.PathLike)):
         return url  # a store object already
+    db = db or None  # `--db ""`: not given
     if url is None and db is None:
         url = os.environ.get("SEMLOOP_STORE") or None
     ttl = DEFAULT_TTL if ttl is None else float(ttl)
@@ -268,6 +269,22 @@ def check_private(path: Path) -> None:
                                    f"(owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); refusing to use it")
 
 
+def _tighten(directory: Path) -> None:
+    try:
+        st = os.lstat(directory)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == _uid() and st.st_mode & 0o077:
+            os.chmod(directory, 0o700)
+    except OSError:
+        pass
+
+
+def display_url(url: str) -> str:
+    """`url` without its password (`redis://:secret@host` → `redis://***@host`), for messages."""
+    import re
+
+    return re.sub(r"//[^/@]*@", "//***@", url)
+
+
 def _is_corrupt(exc: BaseException) -> bool:
     import sqlite3
 
@@ -315,6 +332,8 @@ class SQLiteStore(_Store):
 
     def _open(self) -> Any:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path.parent == cache_dir():  # semloop's own directory: make it private if it is not
+            _tighten(self.path.parent)
         check_private(self.path)
         if not self.path.exists():  # create it private before SQLite does (umask 022 → 0644)
             try:

@@ -334,7 +334,7 @@ def test_one_guard_shared_by_8_threads_counts_every_step_once(with_store):
 
 
 def _hook(env, db, event, user=None):
-    argv = [PY, "-m", "semloop", "hook", "claude-code", "--no-server", "--db", str(db)]
+    argv = [PY, "-m", "semloop", "hook", "claude-code", "--no-server"] + (["--db", str(db)] if db else [])
     if user is not None:
         argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] + argv
     proc = subprocess.run(argv, input=json.dumps(event).encode(), capture_output=True, timeout=120,
@@ -476,3 +476,24 @@ def test_sessions_command(tmp_path, backend, request):
     assert missing.returncode == 1 and "no session" in missing.stderr.decode()
     assert _sessions(env, "reset", "sess-1", "--forget").returncode == 0
     assert _sessions(env, "list", "--json").stdout == b""
+
+
+def test_the_default_directory_is_made_private_and_shown_urls_hide_passwords(tmp_path, monkeypatch):
+    from semloop.store import display_url
+
+    monkeypatch.delenv("SEMLOOP_STORE", raising=False)
+    monkeypatch.delenv("SEMLOOP_DB", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    own = tmp_path / "cache" / "semloop"
+    own.mkdir(parents=True)
+    os.chmod(own, 0o775)  # e.g. made under umask 002
+    store = open_store()
+    store.save("k", SessionState.new(4))
+    assert store.load("k") is not None and own.stat().st_mode & 0o077 == 0
+    elsewhere = tmp_path / "team"
+    elsewhere.mkdir(mode=0o775)
+    os.chmod(elsewhere, 0o775)
+    with pytest.raises(UnsafeStoreError):  # a directory the user chose is never changed: refused
+        open_store(db=elsewhere / "s.db").load("k")
+    assert display_url("rediss://:s3cret@redis.internal:6380/0") == "rediss://***@redis.internal:6380/0"
+    assert display_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
