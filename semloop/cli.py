@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .config import DETECTORS, EMBEDDINGS, Config
+from .store import StoreError
 from .traces import FORMATS, TraceError
 
 
@@ -182,18 +183,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (TraceError, ValueError, FileNotFoundError) as exc:
-        print(f"semloop: error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `semloop scan ... | head`
         return 0
+    except (TraceError, ValueError, OSError, StoreError) as exc:  # StoreError: `sessions` on a store that is down
+        print(f"semloop: error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _optional_cli_modules():
     import importlib
 
     for name in ("semloop.bench.cli", "semloop.integrations.claude_code", "semloop.integrations.gemini_cli",
-                 "semloop.integrations.mcp_proxy"):
+                 "semloop.integrations.mcp_proxy", "semloop.sessions"):
         try:
             yield importlib.import_module(name)
         except ModuleNotFoundError as exc:

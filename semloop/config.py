@@ -102,6 +102,14 @@ class Config:
     tool_overrides: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Per-tool thresholds, e.g. {"WebSearch": {"call_threshold": 0.8}} (from `semloop calibrate`)."""
 
+    store: str | None = None
+    """Where `LoopGuard(session=...)` keeps session state: "memory://", "sqlite:///path/state.sqlite3",
+    "redis://host:6379/0" or "rediss://..." (see docs/store.md). None = `$SEMLOOP_STORE`, else the
+    SQLite file in the user's cache. A guard without `session` keeps its state in memory."""
+
+    store_ttl: float = 7 * 86400.0
+    """Seconds a stored session is kept after its last step (Redis: the key's TTL)."""
+
     def __post_init__(self) -> None:
         _check(self.detector in DETECTORS, f"detector must be one of {DETECTORS}, got {self.detector!r}")
         _check(self.embedding in EMBEDDINGS, f"embedding must be one of {EMBEDDINGS}, got {self.embedding!r}")
@@ -114,6 +122,9 @@ class Config:
             _check(isinstance(value, int) and value >= 1, f"{name} must be a positive integer, got {value!r}")
         _check(isinstance(self.max_warnings, int) and self.max_warnings >= 0,
                f"max_warnings must be an integer >= 0, got {self.max_warnings!r}")
+        _check(self.store is None or isinstance(self.store, str), f"store must be a URL string, got {self.store!r}")
+        _check(isinstance(self.store_ttl, (int, float)) and self.store_ttl > 0,
+               f"store_ttl must be a positive number of seconds, got {self.store_ttl!r}")
         _check(self.language in ("en", "zh"), f"language must be 'en' or 'zh', got {self.language!r}")
         periods = tuple(self.cycle_periods)
         _check(all(isinstance(p, int) and p >= 2 for p in periods), f"cycle_periods must be integers >= 2, got {periods!r}")

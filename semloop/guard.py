@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import threading
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import features, messages, policy, signals
 from .config import Config
+from .redact import redact_text, redact_words
 from .embeddings import Embedder, load_embedder
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
@@ -30,20 +33,77 @@ class LoopGuard:
     Parameters are those of `Config` (pass a `Config`, keyword overrides, or both). `embedder` is
     any callable from a list of texts to an (n, d) array of unit vectors; the default is the
     configured backend, loaded once per process and shared.
+
+    `session` (with `store`, a `semloop.store` store or URL; default `Config.store`, then
+    `$SEMLOOP_STORE`, then the SQLite file) keeps the session's state in a shared store instead of
+    this object: every `record` is one atomic read-modify-write of the stored state, so a fleet of
+    stateless workers — processes or machines — watches one session together (see docs/store.md).
+
+    A guard is safe to share between threads: `record`, `check` and `reset` hold a lock, so
+    concurrent steps are counted once each, in the order they take it.
     """
 
-    def __init__(self, config: Config | None = None, *, embedder: Embedder | None = None, **overrides: Any):
+    def __init__(self, config: Config | None = None, *, embedder: Embedder | None = None,
+                 store: Any = None, session: str | None = None, **overrides: Any):
         self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
         self.embedder = embedder
         self._signal_fns = signals.signals_for(self.config.detector)
-        self.reset()
+        self._lock = threading.RLock()
+        if store is not None and session is None:
+            raise ValueError("a store keeps sessions: pass session=<id> with store=")
+        self.session = None if session is None else str(session)
+        self.store = None
+        if self.session is not None:
+            from .store import open_store
+
+            self.store = open_store(store if store is not None else self.config.store)
+        self.state = SessionState.new(signals.look_back(self.config))
 
     # -- public API ------------------------------------------------------------------------
 
     def reset(self) -> "LoopGuard":
-        """Forget the session (start a new one). Returns self."""
-        self.state = SessionState.new(signals.look_back(self.config))
+        """Forget the session (start a new one; a stored session is deleted). Returns self."""
+        with self._lock:
+            self.state = SessionState.new(signals.look_back(self.config))
+            if self.store is not None:
+                self.store.delete(self.session)
         return self
+
+    def to_bytes(self) -> bytes:
+        """The session state in semloop's data-only format (`semloop.state_format`; no pickle)."""
+        from . import state_format
+
+        with self._lock:
+            return state_format.dumps(self.state)
+
+    def from_bytes(self, blob: bytes) -> "LoopGuard":
+        """Resume from `to_bytes()` output. Raises `StateFormatError` (a ValueError) for bytes this
+        build did not write. Returns self."""
+        from . import state_format
+
+        state = state_format.loads(blob)
+        if not isinstance(state, SessionState):
+            raise state_format.StateFormatError("not a session state")
+        with self._lock:
+            self.state = state
+        return self
+
+    def __getstate__(self) -> dict:  # in-memory pickling (multiprocessing): no lock, store by URL
+        data = self.__dict__.copy()
+        del data["_lock"]
+        store = data.pop("store")
+        data["_store_url"] = None if store is None else store.url
+        return data
+
+    def __setstate__(self, data: dict) -> None:
+        url = data.pop("_store_url", None)
+        self.__dict__.update(data)
+        self._lock = threading.RLock()
+        self.store = None
+        if url is not None:
+            from .store import open_store
+
+            self.store = open_store(url)
 
     @property
     def stopped(self) -> bool:
@@ -58,7 +118,10 @@ class LoopGuard:
         run was stopped), else "allow". Cheap: hashing only, no embedding. A refusal is the hard
         stop: the guard is then `stopped`, so a model that retries the refused call cannot go on."""
         try:
-            return self._check(str(tool), tool_input)
+            with self._lock:
+                if self.store is not None:  # a read: a refused call is not a step, nothing is written
+                    self.state = self._stored_state(self.store.load(self.session))
+                return self._check(str(tool), tool_input)
         except Exception as exc:
             return self._failed(exc)
 
@@ -69,7 +132,8 @@ class LoopGuard:
         returns "allow", so a detector problem cannot kill an agent run.
         """
         try:
-            return self._record(str(tool), tool_input, output, bool(is_error))
+            with self._lock:
+                return self._record(str(tool), tool_input, output, bool(is_error))
         except Exception as exc:
             return self._failed(exc)
 
@@ -80,7 +144,8 @@ class LoopGuard:
     def _failed(self, exc: Exception) -> Verdict:
         if not self.config.fail_open:
             raise exc
-        log.warning("semloop: detector error, allowing the call: %r", exc)
+        what = "store" if self.store is not None and _is_store_error(exc) else "detector"
+        log.warning("semloop: %s error, allowing the call: %r", what, exc)
         return Verdict("allow", self.state.steps_seen, error=repr(exc))
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -116,9 +181,29 @@ class LoopGuard:
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
         )
 
+    def _stored_state(self, state: SessionState | None) -> SessionState:
+        if isinstance(state, SessionState):
+            return state
+        return SessionState.new(signals.look_back(self.config))
+
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
-        state, cfg = self.state, self.config.for_tool(tool)
-        step = self._step(tool, tool_input, output, is_error)
+        step = _redacted(self._step(tool, tool_input, output, is_error))  # stored steps keep no secrets
+        if self.store is None:
+            return self._apply(step)
+        verdicts = []
+
+        def apply(stored: SessionState | None) -> SessionState:
+            # the features and embedding above were computed outside the store's lock; this runs
+            # under it (and again, on a fresh copy, if a concurrent writer won the race)
+            self.state = self._stored_state(stored)
+            verdicts[:] = [self._apply(dataclasses.replace(step, index=self.state.steps_seen))]
+            return self.state
+
+        self.store.update(self.session, apply)
+        return verdicts[0]
+
+    def _apply(self, step: StepRecord) -> Verdict:
+        state, cfg = self.state, self.config.for_tool(step.tool)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = not step.is_error and all(signals.result_match(step, prev, containment=True)
                                                    < cfg.result_threshold for prev in state.window)
@@ -128,7 +213,7 @@ class LoopGuard:
 
         state.window.append(step)
         state.steps_seen += 1
-        state.tool_counts[tool] += 1
+        state.tool_counts[step.tool] += 1
         if found:
             state.flagged_sigs.pop(step.norm_sig, None)  # re-insert: the oldest flag is dropped first
             state.flagged_sigs[step.norm_sig] = step.index
@@ -160,6 +245,22 @@ class LoopGuard:
         return messages.render(action, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
                                reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
                                call=step.call_preview)
+
+
+def _is_store_error(exc: Exception) -> bool:
+    from .store import StoreError
+
+    return isinstance(exc, (StoreError, OSError)) or type(exc).__module__.startswith(("sqlite3", "redis"))
+
+
+def _redacted(step: StepRecord) -> StepRecord:
+    """The step with secret-shaped text in its readable fields replaced by digests (equality, all
+    detection needs of them, is kept: the same secret gives the same digest)."""
+    step.call_preview = redact_text(step.call_preview)
+    step.entities = redact_words(step.entities)
+    step.input_words = redact_words(step.input_words)
+    step.short_words = redact_words(step.short_words)
+    return step
 
 
 def _steps_text(steps: Sequence[int]) -> str:

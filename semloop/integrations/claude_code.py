@@ -12,8 +12,8 @@ Claude Code runs the hook command once per event, as a new process, with the eve
 - UserPromptSubmit: a new prompt from the user after a stop lifts the stop (the human decided);
   the loop memory is kept, so a repeat of the same loop is flagged again at once.
 
-State lives in SQLite (`store.SessionStore`), one row per `session_id` (+ `agent_id` for
-subagents). The hook always exits 0 and prints one JSON object; any internal error prints `{}`
+State lives in the session store (`semloop.store`: SQLite by default, `$SEMLOOP_STORE` for Redis
+or memory), one entry per `session_id` (+ `agent_id` for subagents). The hook always exits 0 and prints one JSON object; any internal error prints `{}`
 (allow) and one line on stderr: a broken detector never blocks the agent.
 
 This module imports only the standard library at import time; semloop's core (numpy) and the
@@ -104,12 +104,11 @@ def session_key(event: dict) -> str:
 
 
 def _store(db: str | None):
-    from .. import __version__
-    from ..state import STATE_FORMAT
-    from .store import SessionStore
+    """`--db` PATH if given, else `$SEMLOOP_STORE` (memory://, sqlite:///..., redis://...), else
+    the default SQLite file (`semloop.store.open_store`)."""
+    from ..store import open_store
 
-    timeout = float(os.environ.get("SEMLOOP_DB_TIMEOUT", "5"))
-    return SessionStore(db, version=f"semloop-{__version__}-state{STATE_FORMAT}", timeout=timeout)
+    return open_store(db=db)
 
 
 # The hook server sets this to {} to keep parsed config files (reloaded when the file changes).
@@ -180,22 +179,15 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
 
     from ..guard import LoopGuard
 
-    guard = LoopGuard(_load_config(config_path))
-    _prewarm(guard, tool, tool_input)  # embed before taking the lock: parallel hooks wait less
     store = _store(db)
-    try:
-        with store.transaction(key) as txn:
-            if txn.state is not None:
-                guard.state = txn.state
-            verdict = guard.record(tool, tool_input, output, is_error=is_error)
-            if verdict.error is not None:  # the detector failed open: keep the stored state as it was
-                txn.discard()
-            else:
-                txn.state = guard.state
+    try:  # one atomic read-modify-write of the stored state; an error keeps it as it was
+        guard = LoopGuard(_load_config(config_path), store=store, session=key)
+        _prewarm(guard, tool, tool_input)
+        verdict = guard.record(tool, tool_input, output, is_error=is_error)
     finally:
         store.close()
     if verdict.error is not None:
-        print(f"semloop: detector error, allowed: {verdict.error}", file=sys.stderr)
+        print(f"semloop: hook error, allowing the call: {verdict.error[:300]}", file=sys.stderr)
     if verdict.action == "warn" and verdict.message:
         return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": verdict.message}}
     if verdict.action == "stop":
@@ -224,12 +216,17 @@ def _resume(key: str, db: str | None) -> dict:
         state = store.load(key)
         if state is None or not state.stopped:  # mid-loop warnings stand: the prompt may be unrelated
             return {}
-        with store.transaction(key) as txn:
-            if txn.state is not None and txn.state.stopped:
-                txn.state.resume()
+        store.update(key, _resumed)
     finally:
         store.close()
     return {}
+
+
+def _resumed(state: Any) -> Any:
+    if state is None or not state.stopped:
+        return None  # nothing to write
+    state.resume()
+    return state
 
 
 def run_hook(stdin_text: str, *, config_path: str | None = None, db: str | None = None,

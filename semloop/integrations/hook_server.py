@@ -238,7 +238,7 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
             "v": PROTOCOL, "op": "hook", "id": identity(), "env": _env(),
             "config": _resolve(config_path or os.environ.get("SEMLOOP_CONFIG")),
             # resolved here: a relative path, $SEMLOOP_DB and the cache dir are the client's
-            "db": _resolve(db or str(_default_db())),
+            "db": _resolve(db or (None if os.environ.get("SEMLOOP_STORE") else str(_default_db()))),
             "event": stdin_text,
             # after this (wall clock), the client has gone in-process: the server must not record
             "deadline": _now() + max(0.0, timeout - 0.25),

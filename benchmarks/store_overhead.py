@@ -1,0 +1,186 @@
+"""Per-step cost of keeping a session in a store: no store vs memory:// vs SQLite vs Redis.
+
+    python benchmarks/store_overhead.py [--steps 300] [--warmup 200] [--out benchmarks/results/store.md]
+
+One `LoopGuard` per backend records the same stream of tool calls (reads, commands, some
+repeats; the default static embedding model) as one session: `LoopGuard(session=..., store=URL)`,
+so each step is a full load → record → save through the store, as a fleet worker does it. After a
+warm-up (the state grows to its working size), steps are timed interleaved across backends (step
+i on every backend, in a shuffled order, before step i + 1), so machine noise hits all alike.
+Reported: p50 / mean per-step milliseconds, each as a ratio to the guard without a store, and the
+store's own overhead (backend minus no store) as a ratio to memory://'s. Also the stored size of
+the session, and of a worst-case session (every one of `max_clusters` clusters in use).
+
+Redis: a `redis-server` is started on a free loopback port (skipped if the binary is absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def stream(n: int, seed: int = 0):
+    rng = random.Random(seed)
+    for i in range(n):
+        r = rng.random()
+        if r < 0.35:
+            yield "Read", {"file_path": f"src/module_{rng.randrange(60)}.py"}, "def f(x):\n    return x\n" * rng.randrange(2, 40)
+        elif r < 0.6:
+            yield "Bash", {"command": f"pytest tests/test_{rng.randrange(20)}.py -q"}, f"{rng.randrange(5)} failed, 12 passed"
+        elif r < 0.8:
+            yield "Grep", {"pattern": f"TODO{rng.randrange(30)}", "path": "src"}, f"src/a.py:{i}: TODO"
+        else:
+            yield "Bash", {"command": f"echo step {i}"}, f"step {i}"
+
+
+def start_redis(directory: str) -> tuple[subprocess.Popen, str] | None:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return None
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "store.md"))
+    args = parser.parse_args()
+
+    from semloop import Config, LoopGuard
+    from semloop.store import open_store
+
+    tmp = tempfile.mkdtemp(prefix="semloop-store-bench-")
+    redis = start_redis(tmp)
+    backends = {"no store": None, "memory://": "memory://bench", "sqlite": f"sqlite://{tmp}/state.sqlite3"}
+    if redis is not None:
+        backends["redis"] = redis[1]
+    try:
+        config = Config()
+        guards = {name: LoopGuard(config) if url is None else LoopGuard(config, store=url, session="bench")
+                  for name, url in backends.items()}
+        calls = list(stream(args.warmup + args.steps))
+        from semloop.embeddings import load_embedder
+
+        embedder = load_embedder(config.embedding, config.model_path)  # one for all (its cache too)
+        for guard in guards.values():
+            guard.embedder = embedder
+        times: dict[str, list[float]] = {name: [] for name in guards}
+        order = list(guards)
+        rng = random.Random(1)
+        for i, call in enumerate(calls):
+            rng.shuffle(order)
+            for name in order:
+                start = time.perf_counter()
+                verdict = guards[name].record(*call)
+                elapsed = (time.perf_counter() - start) * 1000.0
+                if verdict.error is not None:
+                    raise SystemExit(f"{name}: {verdict.error}")
+                if i >= args.warmup:
+                    times[name].append(elapsed)
+        sizes = {}
+        for name, url in backends.items():
+            if url is not None:
+                store = open_store(url)
+                sizes[name] = next(info.size for info in store.list() if info.key == "bench")
+        # the codec alone on the final state, against pickle (what the SQLite store used before)
+        import pickle
+
+        from semloop import state_format
+
+        final = guards["memory://"].state
+        codec = {"state_format": (lambda: state_format.loads(state_format.dumps(final))),
+                 "pickle": (lambda: pickle.loads(pickle.dumps(final, protocol=pickle.HIGHEST_PROTOCOL)))}
+        codec_ms: dict[str, list[float]] = {k: [] for k in codec}
+        for _ in range(60):
+            for name, fn in codec.items():
+                start = time.perf_counter()
+                fn()
+                codec_ms[name].append((time.perf_counter() - start) * 1000.0)
+        # worst case: every cluster in use (max_clusters distinct calls) with full windows
+        import numpy as np
+
+        rng_vec = np.random.default_rng(0)
+
+        def unrelated(texts):  # every call its own direction: each one opens a new cluster
+            v = rng_vec.standard_normal((len(texts), 256)).astype(np.float32)
+            return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+        worst = LoopGuard(config, embedder=unrelated)
+        for i in range(config.max_clusters * 3):
+            worst.record("Bash", {"command": f"unrelated-{i} " + " ".join(f"w{i}x{j}" for j in range(8))},
+                         " ".join(f"r{i}y{j}" for j in range(200)))
+        worst_size = len(worst.to_bytes())
+        worst_clusters = len(worst.state.clusters)
+    finally:
+        if redis is not None:
+            redis[0].kill()
+            redis[0].wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    base = {k: statistics.median(v) for k, v in times.items()}
+    means = {k: statistics.fmean(v) for k, v in times.items()}
+    lines = [
+        "# Session store overhead per step",
+        "",
+        f"`python benchmarks/store_overhead.py --steps {args.steps} --warmup {args.warmup}` — "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, Python "
+        f"{platform.python_version()}, {os.cpu_count()} CPUs (shared machine: compare ratios, not milliseconds).",
+        "",
+        "Each step is a full `LoopGuard.record` (static embedding model); with a store it is load → record →",
+        "save of the session through the store (what a fleet worker or a hook process does per tool call).",
+        f"Session state after {args.warmup + args.steps} steps: "
+        + ", ".join(f"{k} {v / 1024:.1f} KB" for k, v in sizes.items()) + ".",
+        f"Worst case (all {worst_clusters} clusters in use, full windows): {worst_size / 1024:.0f} KB per session.",
+        "",
+        "| backend | min ms/step | p50 ms/step | mean ms/step | p50 vs no store | store overhead vs memory:// (p50) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    mem_over = max(1e-9, base["memory://"] - base["no store"])
+    for name in times:
+        over = base[name] - base["no store"]
+        ratio = "—" if name == "no store" else f"{over / mem_over:.1f}×"
+        lines.append(f"| {name} | {min(times[name]):.2f} | {base[name]:.2f} | {means[name]:.2f} | "
+                     f"{base[name] / base['no store']:.2f}× | {ratio} |")
+    fmt, pick = statistics.median(codec_ms["state_format"]), statistics.median(codec_ms["pickle"])
+    fmt_min, pick_min = min(codec_ms["state_format"]), min(codec_ms["pickle"])
+    lines += ["", f"Encode + decode of that state, interleaved: data-only format p50 {fmt:.2f} ms (min {fmt_min:.2f}), "
+                  f"pickle p50 {pick:.2f} ms (min {pick_min:.2f}) — {fmt_min / pick_min:.1f}× pickle's time at the "
+                  f"minimum. Pickle is no longer used: loading it runs code."]
+    if redis is None:
+        lines.append("\nredis-server not installed: Redis not measured.")
+    text = "\n".join(lines) + "\n"
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
