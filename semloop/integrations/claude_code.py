@@ -144,12 +144,15 @@ def session_key(event: dict) -> str:
     return f"{session}/{agent}" if isinstance(agent, str) and agent else session
 
 
-def _store(db: str | None):
+def _store(db: str | None, timeout: float | None = None):
+    """The session store; `timeout`: how long to wait for its write lock (default
+    `$SEMLOOP_DB_TIMEOUT` or 10 s, within Claude Code's 15 s hook timeout)."""
     from .. import __version__
     from ..state import STATE_FORMAT
     from .store import SessionStore
 
-    timeout = float(os.environ.get("SEMLOOP_DB_TIMEOUT", "5"))
+    if timeout is None:
+        timeout = float(os.environ.get("SEMLOOP_DB_TIMEOUT", "10"))
     return SessionStore(db, version=f"semloop-{__version__}-state{STATE_FORMAT}", timeout=timeout)
 
 
@@ -234,7 +237,10 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
 
 def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_error: bool,
             db: str | None, deadline: float | None) -> Any:
-    store = _store(db)
+    import sqlite3
+
+    # with a deadline, wait for the database lock only until then: past it the client records
+    store = _store(db, None if deadline is None else max(0.01, deadline - _now()))
     try:
         with store.transaction(key) as txn:
             if txn.state is not None:
@@ -247,6 +253,10 @@ def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_er
                 txn.discard()
             else:
                 txn.state = guard.state
+    except sqlite3.OperationalError as exc:
+        if deadline is not None and "locked" in str(exc):
+            raise Expired("the database stayed locked until the client's deadline") from None
+        raise
     finally:
         store.close()
     return verdict

@@ -19,9 +19,15 @@ answers the hook's requests in a few milliseconds:
   removes its socket. A request from a different semloop build (version, interpreter or source
   files changed) makes it exit so that the next hook starts a fresh one; a request whose
   `SEMLOOP_*` environment differs from the server's is handled in-process by the client. A
-  PostToolUse request still queued when its client stopped waiting is dropped (the client records
-  it itself), and the server waits at most `SERVER_DB_TIMEOUT` for the database lock, less than
-  the client waits for it, so an event is not recorded twice.
+  PostToolUse request carries the client's deadline: the server saves the step only if it can do
+  so before it (checked inside the database transaction, after the lock and the work), else it
+  saves nothing and answers `{"ok": false, "handled": false}`; the client waits that long plus
+  `REPLY_GRACE` for a definitive answer and records the step itself only on "not handled" (or no
+  answer at all). So each step is recorded exactly once, by one side.
+- **http** (`type: "http"` hooks, written by `semloop install claude-code`): the same server also
+  answers Claude Code directly on 127.0.0.1:<port> (`http_config()`: the port and a per-user token
+  in a 0600 file), `POST /hook` with the event JSON and the `X-Semloop-Token` header, so a tool call
+  costs a loopback request instead of a process. A SessionStart command hook starts or checks it.
 
 Protocol: one request per connection, one JSON object per line each way (the request is bounded
 to `MAX_REQUEST` bytes). `{"op": "hook", ...}` → `{"ok": true, "stdout": "...", "stderr": "..."}`;
@@ -46,8 +52,6 @@ DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exi
 DEFAULT_CLIENT_TIMEOUT = 3.0  # seconds the server has to save a step before the client does it itself
 REPLY_GRACE = 2.0  # seconds the client waits past its deadline for a definitive answer: a step saved
 #                    just before the deadline is then reported as handled, never recorded twice
-SERVER_DB_TIMEOUT = 2.0  # the server's SQLite lock wait: below the client timeout, so a locked
-#                          database fails open in the server instead of being handled twice
 SPAWN_THROTTLE = 2.0  # seconds between two attempts to start a server on the same socket
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
 # Environment read by the client itself (resolved there), not compared with the server's.
@@ -623,9 +627,6 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     sys.stderr = _ThreadStderr(sys.stderr)
     logging.getLogger("semloop").setLevel(logging.ERROR)
     my_id, my_env = identity(), _env()
-    # wait less for the database lock than the client waits for us (see SERVER_DB_TIMEOUT)
-    db_timeout = min(float(os.environ.get("SEMLOOP_DB_TIMEOUT", "5")), SERVER_DB_TIMEOUT)
-    os.environ["SEMLOOP_DB_TIMEOUT"] = str(db_timeout)
 
     from . import claude_code
 
