@@ -1,16 +1,21 @@
 """Claude Code hooks: `semloop hook claude-code`, `semloop install|uninstall claude-code`.
 
-Claude Code runs the hook command once per event, as a new process, with the event JSON on stdin:
+Claude Code hands semloop every tool call, as http hooks answered by the warm server
+(`hook_server`, the default `install`) or as a command run once per event with the event JSON on
+stdin. What each event does (docs/claude-code.md has the table, and what the CLI honours):
 
 - PreToolUse: `LoopGuard.check` (hashing only). A call that continues a loop already warned about
-  to the limit is denied (`permissionDecision: "deny"`); the reason goes to Claude, which carries
-  on with something else.
-- PostToolUse / PostToolUseFailure: `LoopGuard.record` with the normalized tool response (or the
-  error text). "warn" adds the factual message as `additionalContext` next to the tool result.
-  "stop" ends the turn (`continue: false`, `stopReason` shown to the user), and also puts the
-  message in the context so Claude knows why, should the user ask it to go on.
+  to the limit is denied *and* ends the run (`continue: false` is honoured on a denying
+  PreToolUse; a bare denial lets a looping model retry until --max-turns).
+- PostToolUse / PostToolUseFailure: `LoopGuard.record` with the bounded, normalized tool response
+  (or the error text). "warn" adds the factual message as `additionalContext` next to the tool
+  result. "stop" returns `continue: false` + `stopReason`: it ends the run on PostToolUse; on
+  PostToolUseFailure (where Claude Code ignores it) the saved stop ends the run at PostToolBatch
+  (http hooks) or at the next PreToolUse.
 - UserPromptSubmit: a new prompt from the user after a stop lifts the stop (the human decided);
   the loop memory is kept, so a repeat of the same loop is flagged again at once.
+- SessionEnd / SubagentStop: the session's (subagent's) state is deleted.
+- SessionStart (command hook, with http hooks): starts or checks the warm server.
 
 State lives in SQLite (`store.SessionStore`), one row per `session_id` (+ `agent_id` for
 subagents). The hook always exits 0 and prints one JSON object; any internal error prints `{}`
@@ -18,8 +23,8 @@ subagents). The hook always exits 0 and prints one JSON object; any internal err
 
 This module imports only the standard library at import time; semloop's core (numpy) and the
 embedding model are loaded inside the hook, only when needed. `cmd_hook` first hands the event to
-the warm `semloop hook-server` (see `hook_server`: a Unix socket, started on demand, which runs
-this same `run_hook`), and handles it in-process when there is none yet or anything goes wrong.
+the warm `semloop hook-server` over its Unix socket, and handles it in-process when there is none
+yet or it answers "not handled" (see `hook_server` for the exactly-once handshake).
 """
 
 from __future__ import annotations
@@ -105,9 +110,13 @@ def _strip(value: Any, key: str = "") -> Any:
 
 
 def _digest_text(text: str) -> str:
+    """A short streaming digest (blake2b, 1 MiB chunks: no full-size copy of a huge payload)."""
     import hashlib
 
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:24]
+    h = hashlib.blake2b(digest_size=12)
+    for i in range(0, len(text), 1 << 20):
+        h.update(text[i:i + (1 << 20)].encode("utf-8", errors="replace"))
+    return "b2:" + h.hexdigest()
 
 
 def bounded(value: Any) -> Any:
