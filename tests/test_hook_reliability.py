@@ -165,3 +165,61 @@ def test_server_log_is_never_written_through_a_planted_symlink(srv, tmp_path):
     assert victim.read_text() == "precious\n"
     with pytest.raises(OSError):
         hs.open_private(srv.socket + ".log", os.O_WRONLY | os.O_APPEND)
+
+
+# -- http hooks: the token, another user ---------------------------------------------------------
+
+
+def _post(port: int, event: dict, token: str | None, query: str = "") -> tuple[int, bytes]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers[hs.TOKEN_HEADER] = token
+    conn.request("POST", "/hook" + query, body=json.dumps(event), headers=headers)
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+def test_http_hooks_need_the_token_and_another_user_cannot_read_it(srv, tmp_path, monkeypatch):
+    from urllib.parse import quote
+
+    monkeypatch.setenv("XDG_CACHE_HOME", srv.env["XDG_CACHE_HOME"])  # the server's cache dir
+    config = hs.http_config(create=True)
+    srv.start()
+    db = tmp_path / "state.sqlite3"
+    query = f"?db={quote(str(db))}"
+    event = bash_event("PostToolUse", "ls /srv", stdout="a", session="web")
+    assert _post(config["port"], event, None, query)[0] == 403
+    assert _post(config["port"], event, "x" * 43, query)[0] == 403
+    assert stored(db, "web") is None  # neither fed ...
+    outs = [_post(config["port"], event, config["token"], query) for _ in range(3)]
+    assert [status for status, _ in outs] == [200, 200, 200]
+    assert json.loads(outs[2][1])["hookSpecificOutput"]["additionalContext"].startswith("[semloop]")
+    assert stored(db, "web").steps_seen == 3
+    # ... nor can another local user read the token
+    token_file = Path(srv.env["XDG_CACHE_HOME"]) / "semloop" / "hook-http.json"
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    if os.geteuid() == 0:
+        other = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat", str(token_file)],
+                               capture_output=True)
+        assert other.returncode != 0 and config["token"].encode() not in other.stdout
+    # SessionEnd over http deletes the session's state
+    end = {"session_id": "web", "hook_event_name": "SessionEnd", "reason": "other"}
+    assert _post(config["port"], end, config["token"], query) == (200, b"{}")
+    assert stored(db, "web") is None
+
+
+def test_subagent_stop_and_session_end_forget_their_state(tmp_path):
+    db = str(tmp_path / "state.sqlite3")
+    for agent in (None, "a1", "a2"):
+        extra = {"agent_id": agent} if agent else {}
+        cc.handle_event(bash_event("PostToolUse", "ls", stdout="x", session="s", **extra), db=db)
+    cc.handle_event(bash_event("PostToolUse", "ls", stdout="x", session="s-other"), db=db)
+    cc.handle_event({"session_id": "s", "agent_id": "a1", "hook_event_name": "SubagentStop"}, db=db)
+    path = tmp_path / "state.sqlite3"
+    assert stored(path, "s/a1") is None and stored(path, "s/a2") is not None and stored(path, "s") is not None
+    cc.handle_event({"session_id": "s", "hook_event_name": "SessionEnd", "reason": "exit"}, db=db)
+    assert stored(path, "s") is None and stored(path, "s/a2") is None
+    assert stored(path, "s-other").steps_seen == 1  # other sessions untouched
