@@ -79,8 +79,12 @@ def test_repeated_bash_goes_allow_warn_then_pretooluse_deny(tmp_path):
         else:
             seen.append("allow")
     assert seen == ["allow", "allow", "warn", "warn", "deny"]
+    assert pre["continue"] is False and pre["stopReason"] == decision["permissionDecisionReason"]  # ends the run
     state = stored(db, "sess-1")
-    assert state.steps_seen == 4 and state.warnings == 2 and not state.stopped
+    assert state.steps_seen == 4 and state.warnings == 2 and state.stopped  # saved: a new prompt lifts it
+    prompt = {"session_id": "sess-1", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+    assert hook(db, prompt)[0] == {} and not stored(db, "sess-1").stopped
+    assert hook(db, bash_event("PreToolUse", cmd))[0] == {}  # the user decided: the call may run again
 
 
 def test_posttooluse_stop_ends_the_turn_and_user_prompt_lifts_it(tmp_path):

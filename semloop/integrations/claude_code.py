@@ -293,10 +293,11 @@ def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None,
 
         guard = LoopGuard(_load_config(config_path))
         guard.state = state
-        verdict = guard.check(tool, tool_input)
+        was_stopped = state.stopped
+        verdict = guard.check(tool, tool_input)  # (sets state.stopped on a refusal)
         if verdict.action != "stop":
             return {}
-        if not state.stopped:
+        if not was_stopped:
             with store.transaction(key) as txn:  # rare: only on the first denial
                 if txn.state is not None:
                     txn.state.stopped = True
