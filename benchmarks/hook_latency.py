@@ -10,7 +10,9 @@ stays quiet and records every call) with, in turn:
 - a trivial shell command hook pair (PreToolUse + PostToolUse: `cat >/dev/null; echo {}`);
 - a `python -c pass` hook pair (the floor of any Python process per event);
 - semloop command hooks (`install --hooks command`), warm Unix-socket server already running;
-- semloop http hooks (`install`, the default), server started by the SessionStart hook.
+- semloop http hooks (`install`, the default), whose SessionStart command hook checks the server
+  (one Python process per run, i.e. per session);
+- the same http hooks without that SessionStart hook: the cost per tool call alone.
 
 Cases are interleaved run by run (after one warm-up round), in a temporary HOME. Reported: the
 median wall time of the whole run and the **added ms per tool call** = (median(case) - median(no
@@ -72,10 +74,17 @@ def main(argv: list[str] | None = None) -> int:
         path = root / f"{len(cases)}.json"
         path.write_text(json.dumps(_pair(command)))
         cases[name] = path
-    for name, hooks in (("semloop command hooks (warm server)", "command"), ("semloop http hooks", "http")):
+    for name, hooks in (("semloop command hooks (warm server)", "command"),
+                        ("semloop http hooks (as installed: + 1 SessionStart process per run)", "http")):
         path = root / f"{len(cases)}.json"
         _install(home, path, root / f"{hooks}.sqlite3", hooks)
         cases[name] = path
+    # the per-call cost alone: the same http hooks without the once-per-session SessionStart check
+    per_call = json.loads(path.read_text())
+    del per_call["hooks"]["SessionStart"]
+    path = root / f"{len(cases)}.json"
+    path.write_text(json.dumps(per_call))
+    cases["semloop http hooks, without SessionStart (server running)"] = path
 
     env = clean_env(home, "http://unused")
     subprocess.Popen([SEMLOOP, "hook-server", "--idle-timeout", "900"], env=env, stdin=subprocess.DEVNULL,

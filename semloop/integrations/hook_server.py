@@ -183,6 +183,8 @@ def http_config(create: bool = False) -> dict | None:
     try:
         fd = open_private(path, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:
+            if os.fstat(f.fileno()).st_mode & 0o077:  # others could read the secret: not ours to use
+                raise PermissionError(f"{path} is readable by others")
             data = json.loads(f.read(4096))
         if isinstance(data, dict) and isinstance(data.get("port"), int) and isinstance(data.get("token"), str) \
                 and len(data["token"]) >= 32:
