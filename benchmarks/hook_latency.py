@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.runs + 1):  # round 0 warms everything up (server, page cache)
             for name, settings in cases.items():
                 with ScriptedAPI(script) as api:
-                    run = run_claude(binary, api, home, work, settings, max_turns=args.calls + 2)
+                    run = run_claude(binary, api, home, work, settings, max_turns=args.calls + 2, timeout=900)
                 calls = len(run.tool_uses())
                 if run.result.get("terminal_reason") != "completed" or calls != args.calls:
                     raise SystemExit(f"{name}: run did not complete as scripted ({calls} calls, "
