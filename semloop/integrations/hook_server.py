@@ -50,7 +50,7 @@ MAX_REQUEST = 32 << 20  # bytes; a bigger event is handled in-process by the cli
 MAX_REPLY = 8 << 20
 DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits
 DEFAULT_CLIENT_TIMEOUT = 3.0  # seconds the server has to save a step before the client does it itself
-REPLY_GRACE = 2.0  # seconds the client waits past its deadline for a definitive answer: a step saved
+REPLY_GRACE = 5.0  # seconds the client waits past its deadline for a definitive answer: a step saved
 #                    just before the deadline is then reported as handled, never recorded twice
 SPAWN_THROTTLE = 2.0  # seconds between two attempts to start a server on the same socket
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
