@@ -765,6 +765,9 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
                 _log("idle timeout: exiting")
                 break
     finally:
+        if http_server is not None:  # first: a bound but unserved port would stall http hooks
+            http_server.shutdown()
+            http_server.server_close()
         try:  # remove our socket first (only ours), then let a new server take the lock
             if os.stat(path).st_ino == inode:
                 os.unlink(path)
@@ -772,9 +775,6 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
             pass
         server.shutdown()
         server.server_close()
-        if http_server is not None:
-            http_server.shutdown()
-            http_server.server_close()
         os.close(lock_fd)
     return 0
 
