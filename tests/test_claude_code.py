@@ -78,8 +78,12 @@ def test_repeated_bash_goes_allow_warn_then_pretooluse_deny(tmp_path):
         else:
             seen.append("allow")
     assert seen == ["allow", "allow", "warn", "warn", "deny"]
+    assert pre["continue"] is False and pre["stopReason"] == decision["permissionDecisionReason"]  # ends the run
     state = stored(db, "sess-1")
-    assert state.steps_seen == 4 and state.warnings == 2 and not state.stopped
+    assert state.steps_seen == 4 and state.warnings == 2 and state.stopped  # saved: a new prompt lifts it
+    prompt = {"session_id": "sess-1", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+    assert hook(db, prompt)[0] == {} and not stored(db, "sess-1").stopped
+    assert hook(db, bash_event("PreToolUse", cmd))[0] == {}  # the user decided: the call may run again
 
 
 def test_posttooluse_stop_ends_the_turn_and_user_prompt_lifts_it(tmp_path):
@@ -307,21 +311,21 @@ def test_install_is_idempotent_keeps_other_hooks_and_uninstall_restores(tmp_path
     settings.write_text(json.dumps(EXISTING, indent=2))
     original = copy.deepcopy(EXISTING)
 
-    proc = run(["install", "claude-code", "--settings", str(settings)])
+    proc = run(["install", "claude-code", "--settings", str(settings), "--hooks", "command"])
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "settings.json.bak").exists()
     assert json.loads((tmp_path / "settings.json.bak").read_text()) == original
     data = json.loads(settings.read_text())
     assert data["permissions"] == original["permissions"]
     assert data["hooks"]["Stop"] == original["hooks"]["Stop"]
-    for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"):
+    for event in cc.EVENTS:
         ours = [h for g in data["hooks"][event] for h in g["hooks"] if cc.is_semloop_command(h["command"])]
         assert len(ours) == 1 and ours[0]["type"] == "command"
         assert ours[0]["command"].endswith("hook claude-code")
     assert data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]  # theirs first, untouched
     assert data["hooks"]["PreToolUse"][1]["matcher"] == "*"
 
-    again = run(["install", "claude-code", "--settings", str(settings)])
+    again = run(["install", "claude-code", "--settings", str(settings), "--hooks", "command"])
     assert again.returncode == 0 and b"already installed" in again.stdout
     assert json.loads(settings.read_text()) == data  # nothing added
 
@@ -339,10 +343,11 @@ def test_install_is_idempotent_keeps_other_hooks_and_uninstall_restores(tmp_path
 
 def test_install_into_missing_file_and_scopes(tmp_path, monkeypatch):
     settings = tmp_path / "new" / ".claude" / "settings.local.json"
-    assert run(["install", "claude-code", "--settings", str(settings)]).returncode == 0
+    assert run(["install", "claude-code", "--settings", str(settings), "--hooks", "command"]).returncode == 0
     data = json.loads(settings.read_text())
-    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
-    assert "matcher" not in data["hooks"]["UserPromptSubmit"][0]
+    assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
+                                  "SessionEnd", "SubagentStop"}
+    assert all("matcher" not in data["hooks"][e][0] for e in ("UserPromptSubmit", "SessionEnd", "SubagentStop"))
     run(["uninstall", "claude-code", "--settings", str(settings)])
     assert json.loads(settings.read_text()) == {}
 
@@ -354,6 +359,34 @@ def test_install_into_missing_file_and_scopes(tmp_path, monkeypatch):
     proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--scope", "project"], cwd=tmp_path,
                           capture_output=True, env={**os.environ})
     assert proc.returncode == 0 and (tmp_path / ".claude" / "settings.json").exists()
+    # a project file is usually committed: command hooks by default, never the http token
+    project = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert "env" not in project and project["hooks"]["PreToolUse"][0]["hooks"][0]["type"] == "command"
+
+
+def test_http_install_switches_modes_and_uninstall_removes_token(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({**EXISTING, "env": {"FOO": "1"}}, indent=2))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    http = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings)], capture_output=True, env=env)
+    assert http.returncode == 0, http.stderr
+    data = json.loads(settings.read_text())
+    assert data["env"]["FOO"] == "1" and len(data["env"]["SEMLOOP_HOOK_TOKEN"]) >= 32
+    assert set(cc.HTTP_EVENTS) | {"SessionStart"} <= set(data["hooks"])
+    ours = [h for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if cc.is_semloop_hook(h)]
+    assert len(ours) == 1 and ours[0]["type"] == "http"
+    assert data["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
+    # switching to command hooks replaces ours (no http entry, no token, no PostToolBatch left)
+    cmd = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings), "--hooks", "command"],
+                         capture_output=True, env=env)
+    assert cmd.returncode == 0
+    data = json.loads(settings.read_text())
+    assert "SEMLOOP_HOOK_TOKEN" not in data["env"] and "PostToolBatch" not in data["hooks"]
+    assert "SessionStart" not in data["hooks"]
+    assert [h["type"] for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if cc.is_semloop_hook(h)] == ["command"]
+    subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings)], env=env, capture_output=True)
+    assert subprocess.run(SEMLOOP + ["uninstall", "claude-code", "--settings", str(settings)], env=env).returncode == 0
+    assert json.loads(settings.read_text()) == {**EXISTING, "env": {"FOO": "1"}}
 
 
 def test_install_updates_a_moved_command_in_place_and_refuses_bad_json(tmp_path):
@@ -361,12 +394,12 @@ def test_install_updates_a_moved_command_in_place_and_refuses_bad_json(tmp_path)
     stale = {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [
         {"type": "command", "command": "/old/venv/bin/semloop hook claude-code"}]}]}}
     settings.write_text(json.dumps(stale))
-    assert run(["install", "claude-code", "--settings", str(settings)]).returncode == 0
+    assert run(["install", "claude-code", "--settings", str(settings), "--hooks", "command"]).returncode == 0
     groups = json.loads(settings.read_text())["hooks"]["PostToolUse"]
     assert len(groups) == 1 and groups[0]["hooks"][0]["command"] != "/old/venv/bin/semloop hook claude-code"
 
     settings.write_text("{not json")
-    proc = run(["install", "claude-code", "--settings", str(settings)])
+    proc = run(["install", "claude-code", "--settings", str(settings), "--hooks", "command"])
     assert proc.returncode != 0 and b"not valid JSON" in proc.stderr
     assert settings.read_text() == "{not json"
 

@@ -1,16 +1,21 @@
 """Claude Code hooks: `semloop hook claude-code`, `semloop install|uninstall claude-code`.
 
-Claude Code runs the hook command once per event, as a new process, with the event JSON on stdin:
+Claude Code hands semloop every tool call, as http hooks answered by the warm server
+(`hook_server`, the default `install`) or as a command run once per event with the event JSON on
+stdin. What each event does (docs/claude-code.md has the table, and what the CLI honours):
 
 - PreToolUse: `LoopGuard.check` (hashing only). A call that continues a loop already warned about
-  to the limit is denied (`permissionDecision: "deny"`); the reason goes to Claude, which carries
-  on with something else.
-- PostToolUse / PostToolUseFailure: `LoopGuard.record` with the normalized tool response (or the
-  error text). "warn" adds the factual message as `additionalContext` next to the tool result.
-  "stop" ends the turn (`continue: false`, `stopReason` shown to the user), and also puts the
-  message in the context so Claude knows why, should the user ask it to go on.
+  to the limit is denied *and* ends the run (`continue: false` is honoured on a denying
+  PreToolUse; a bare denial lets a looping model retry until --max-turns).
+- PostToolUse / PostToolUseFailure: `LoopGuard.record` with the bounded, normalized tool response
+  (or the error text). "warn" adds the factual message as `additionalContext` next to the tool
+  result. "stop" returns `continue: false` + `stopReason`: it ends the run on PostToolUse; on
+  PostToolUseFailure (where Claude Code ignores it) the saved stop ends the run at PostToolBatch
+  (http hooks) or at the next PreToolUse.
 - UserPromptSubmit: a new prompt from the user after a stop lifts the stop (the human decided);
   the loop memory is kept, so a repeat of the same loop is flagged again at once.
+- SessionEnd / SubagentStop: the session's (subagent's) state is deleted.
+- SessionStart (command hook, with http hooks): starts or checks the warm server.
 
 State lives in the session store (`semloop.store`: SQLite by default, `$SEMLOOP_STORE` for Redis
 or memory), one entry per `session_id` (+ `agent_id` for subagents). The hook always exits 0 and prints one JSON object; any internal error prints `{}`
@@ -18,12 +23,13 @@ or memory), one entry per `session_id` (+ `agent_id` for subagents). The hook al
 
 This module imports only the standard library at import time; semloop's core (numpy) and the
 embedding model are loaded inside the hook, only when needed. `cmd_hook` first hands the event to
-the warm `semloop hook-server` (see `hook_server`: a Unix socket, started on demand, which runs
-this same `run_hook`), and handles it in-process when there is none yet or anything goes wrong.
+the warm `semloop hook-server` over its Unix socket, and handles it in-process when there is none
+yet or it answers "not handled" (see `hook_server` for the exactly-once handshake).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -34,8 +40,23 @@ from typing import Any
 
 TARGET = "claude-code"
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-EVENTS = (*TOOL_EVENTS, "UserPromptSubmit")
+# Command hooks: one process per event, so only the events detection needs.
+EVENTS = (*TOOL_EVENTS, "UserPromptSubmit", "SessionEnd", "SubagentStop")
+# http hooks cost a loopback request each: PostToolBatch also ends a run stopped by a failed call
+# at once (Claude Code ignores `continue: false` on PostToolUseFailure, honours it there).
+HTTP_EVENTS = (*TOOL_EVENTS, "PostToolBatch", "UserPromptSubmit", "SessionEnd", "SubagentStop")
 HOOK_TIMEOUT = 15  # seconds; Claude Code kills a slower hook and goes on (non-blocking error)
+HTTP_TIMEOUT = 10  # seconds for an http hook: the server answers in milliseconds or is gone
+
+# Bounded work per event (a 70 MB tool_response must not take seconds or a GB): strings longer
+# than this keep their head and tail plus a digest of the whole; long lists / dicts likewise.
+MAX_FIELD_CHARS = 32_768
+MAX_ITEMS = 512
+
+
+class Expired(Exception):
+    """The hook client's deadline passed before this event was recorded: nothing was saved, and
+    the client records the event itself (see `hook_server`)."""
 
 # Response keys that change on every run or only measure cost: dropped before recording.
 _VOLATILE_KEYS = frozenset({
@@ -89,9 +110,38 @@ def _strip(value: Any, key: str = "") -> Any:
 
 
 def _digest_text(text: str) -> str:
+    """A short streaming digest (blake2b, 1 MiB chunks: no full-size copy of a huge payload)."""
     import hashlib
 
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:24]
+    h = hashlib.blake2b(digest_size=12)
+    for i in range(0, len(text), 1 << 20):
+        h.update(text[i:i + (1 << 20)].encode("utf-8", errors="replace"))
+    return "b2:" + h.hexdigest()
+
+
+def bounded(value: Any) -> Any:
+    """`value` with every long string / list / dict cut to a bounded head and tail around a
+    sha256 of the whole, so equal payloads stay equal and different ones (almost surely) differ,
+    while the work after this is O(1) in the payload size. Small values come back unchanged."""
+    if isinstance(value, str):
+        if len(value) <= MAX_FIELD_CHARS:
+            return value
+        half = MAX_FIELD_CHARS // 4
+        return f"{value[:half]}\n[... {len(value)} chars, {_digest_text(value)} ...]\n{value[-half:]}"
+    if isinstance(value, list):
+        if len(value) > MAX_ITEMS:
+            half = MAX_ITEMS // 4
+            marker = f"[... {len(value)} items, {_digest_text(json.dumps(value, sort_keys=True, default=str))} ...]"
+            value = [*value[:half], marker, *value[-half:]]
+        return [bounded(v) for v in value]
+    if isinstance(value, dict):
+        if len(value) > MAX_ITEMS:
+            items = list(value.items())
+            half = MAX_ITEMS // 4
+            marker = _digest_text(json.dumps(value, sort_keys=True, default=str))
+            value = {**dict(items[:half]), "...": f"{len(items)} keys, {marker}", **dict(items[-half:])}
+        return {k: bounded(v) for k, v in value.items()}
+    return value
 
 
 def session_key(event: dict) -> str:
@@ -103,12 +153,15 @@ def session_key(event: dict) -> str:
     return f"{session}/{agent}" if isinstance(agent, str) and agent else session
 
 
-def _store(db: str | None):
-    """`--db` PATH if given, else `$SEMLOOP_STORE` (memory://, sqlite:///..., redis://...), else
-    the default SQLite file (`semloop.store.open_store`)."""
+def _store(db: str | None, timeout: float | None = None):
+    """`--db` PATH if given, else `$SEMLOOP_STORE` (memory://, sqlite:///..., redis://...), else the
+    default SQLite file (`semloop.store.open_store`). `timeout`: how long to wait for the store's
+    write lock (default `$SEMLOOP_DB_TIMEOUT` or 10 s, within Claude Code's 15 s hook timeout)."""
     from ..store import open_store
 
-    return open_store(db=db)
+    if timeout is None:
+        timeout = float(os.environ.get("SEMLOOP_DB_TIMEOUT", "10"))
+    return open_store(db=db, timeout=timeout)
 
 
 # The hook server sets this to {} to keep parsed config files (reloaded when the file changes).
@@ -134,67 +187,162 @@ def _load_config(path: str | None):
     return config
 
 
-def handle_event(event: dict, *, config_path: str | None = None, db: str | None = None) -> dict:
-    """One hook event → the JSON object to print. May raise; `run_hook` fails open."""
+def handle_event(event: dict, *, config_path: str | None = None, db: str | None = None,
+                 post_lock: Any = None, deadline: float | None = None) -> dict:
+    """One hook event → the JSON object to print. May raise; `run_hook` fails open.
+
+    Hook server only: `post_lock` is held while a PostToolUse(Failure) is embedded and recorded
+    (the payload is bounded and rendered before); `deadline` (wall clock): a step not saved by
+    then is not saved at all and raises `Expired` — the client that set it records it itself."""
     if not isinstance(event, dict):
         raise ValueError("hook input is not a JSON object")
     name = event.get("hook_event_name")
-    if name not in EVENTS:
+    if name not in HTTP_EVENTS:
         return {}
     key = session_key(event)
 
     if name == "UserPromptSubmit":
         return _resume(key, db)
+    if name in ("SessionEnd", "SubagentStop"):
+        _forget(key, db, subagents=name == "SessionEnd")
+        return {}
+    if name == "PostToolBatch":
+        return _stop_if_stopped(key, config_path, db)
 
     tool = str(event.get("tool_name") or "")
-    tool_input = event.get("tool_input")  # Bash's free-text `description`: see features.COMMENTARY_KEYS
+    tool_input = bounded(event.get("tool_input"))  # Bash's `description`: see features.COMMENTARY_KEYS
 
     if name == "PreToolUse":
-        store = _store(db)
-        try:
-            state = store.load(key)
-        finally:
-            store.close()
+        return _pre_tool_use(key, tool, tool_input, config_path, db)
+
+    # PostToolUse / PostToolUseFailure. A call denied by PreToolUse (ours or another hook's)
+    # never reaches these events, so everything here ran and is recorded.
+    if name == "PostToolUseFailure":
+        if event.get("is_interrupt"):  # the user pressed Esc: not the agent repeating itself
+            return {}
+        output, is_error = bounded(str(event.get("error") or "tool call failed")), True
+    else:
+        output, is_error = normalize_response(tool, bounded(event.get("tool_response"))), False
+
+    from ..guard import LoopGuard
+
+    guard = LoopGuard(_load_config(config_path))
+    with post_lock if post_lock is not None else contextlib.nullcontext():
+        _prewarm(guard, tool, tool_input)  # embed before the database lock: parallel hooks wait less
+        verdict = _record(guard, key, tool, tool_input, output, is_error, db, deadline)
+    if verdict.error is not None:
+        print(f"semloop: detector error, allowed: {verdict.error}", file=sys.stderr)
+    if verdict.action == "warn" and verdict.message:
+        return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": verdict.message}}
+    if verdict.action == "stop":
+        message = verdict.message or _STOP_FALLBACK
+        # PostToolUse: `continue: false` ends the run here. PostToolUseFailure: Claude Code ignores
+        # it; the stored stop ends the run at the batch's PostToolBatch or the next PreToolUse.
+        return {"continue": False, "stopReason": message, "suppressOutput": False,
+                "hookSpecificOutput": {"hookEventName": name, "additionalContext": message}}
+    return {}
+
+
+def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_error: bool,
+            db: str | None, deadline: float | None) -> Any:
+    import sqlite3
+
+    # with a deadline, wait for the database lock only until then: past it the client records
+    store = _store(db, None if deadline is None else max(0.01, deadline - _now()))
+    verdicts = []
+
+    def step(state: Any) -> Any:  # one atomic read-modify-write; returning None saves nothing
+        guard.state = state if state is not None else guard.reset().state  # (Redis may retry)
+        verdicts.append(guard.record(tool, tool_input, output, is_error=is_error))
+        if deadline is not None and _now() > deadline:  # the client went in-process: not ours
+            raise Expired("the client's deadline passed before the step was saved")
+        if verdicts[-1].error is not None:  # the detector failed open: keep the stored state as it was
+            return None
+        return guard.state
+
+    try:
+        store.update(key, step)
+    except sqlite3.OperationalError as exc:
+        if deadline is not None and "locked" in str(exc):
+            raise Expired("the database stayed locked until the client's deadline") from None
+        raise
+    finally:
+        store.close()
+    verdict = verdicts[-1]
+    return verdict
+
+
+_STOP_FALLBACK = "semloop stopped this run: the agent repeated the same action without progress."
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
+
+
+def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None, db: str | None) -> dict:
+    """Deny a call that continues a loop already warned about to the limit — and end the run
+    (`continue: false`, honoured on a denying PreToolUse): the warnings did not change the
+    behaviour, so this is the hard stop. The stop is saved, so a new user prompt lifts it."""
+    store = _store(db)
+    try:
+        state = store.load(key)
         if state is None:  # nothing recorded in this session yet: nothing can be looping
             return {}
         from ..guard import LoopGuard
 
         guard = LoopGuard(_load_config(config_path))
         guard.state = state
-        verdict = guard.check(tool, tool_input)
+        was_stopped = state.stopped
+        verdict = guard.check(tool, tool_input)  # (sets state.stopped on a refusal)
         if verdict.action != "stop":
             return {}
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                       "permissionDecisionReason": verdict.message}}
-
-    # PostToolUse / PostToolUseFailure
-    if name == "PostToolUseFailure":
-        if event.get("is_interrupt"):  # the user pressed Esc: not the agent repeating itself
-            return {}
-        output, is_error = str(event.get("error") or "tool call failed"), True
-        if "semloop blocked this" in output:  # our own PreToolUse denial, already counted
-            return {}
-    else:
-        output, is_error = normalize_response(tool, event.get("tool_response")), False
-
-    from ..guard import LoopGuard
-
-    store = _store(db)
-    try:  # one atomic read-modify-write of the stored state; an error keeps it as it was
-        guard = LoopGuard(_load_config(config_path), store=store, session=key)
-        _prewarm(guard, tool, tool_input)
-        verdict = guard.record(tool, tool_input, output, is_error=is_error)
+        if not was_stopped:
+            store.update(key, _stopped)  # rare: only on the first denial
     finally:
         store.close()
-    if verdict.error is not None:
-        print(f"semloop: hook error, allowing the call: {verdict.error[:300]}", file=sys.stderr)
-    if verdict.action == "warn" and verdict.message:
-        return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": verdict.message}}
-    if verdict.action == "stop":
-        message = verdict.message or "semloop stopped this run: the agent repeated the same action without progress."
-        return {"continue": False, "stopReason": message, "suppressOutput": False,
-                "hookSpecificOutput": {"hookEventName": name, "additionalContext": message}}
-    return {}
+    message = verdict.message or _STOP_FALLBACK
+    return {"continue": False, "stopReason": message,
+            "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": message}}
+
+
+def _stop_if_stopped(key: str, config_path: str | None, db: str | None) -> dict:
+    """PostToolBatch: end the run if a call of this batch stopped it (a failed call's stop cannot
+    end the run from PostToolUseFailure)."""
+    store = _store(db)
+    try:
+        state = store.load(key)
+    finally:
+        store.close()
+    if state is None or not state.stopped:
+        return {}
+    from .. import messages
+
+    cfg = _load_config(config_path)
+    last = state.window[-1] if state.window else None
+    message = messages.render(
+        "stop", cfg.language, cfg.messages, tool=getattr(last, "tool", "-"),
+        steps=", ".join(str(i) for i in state.last_related) or "-",
+        reasons=messages.reason_text(state.last_kind, cfg.language) if state.last_kind else "-",
+        warnings=max(0, state.warnings - 1), call=getattr(last, "call_preview", "") or "-")
+    return {"continue": False, "stopReason": message}
+
+
+def _forget(key: str, db: str | None, *, subagents: bool) -> None:
+    """SessionEnd / SubagentStop: the session (with its subagents) is over; drop its state now
+    rather than at the store's TTL."""
+    store = _store(db)
+    try:
+        store.delete(key)
+        if subagents:
+            prefix = key + "/"
+            for other in store.keys():
+                if other.startswith(prefix):
+                    store.delete(other)
+    finally:
+        store.close()
 
 
 def _prewarm(guard: Any, tool: str, tool_input: Any) -> None:
@@ -222,6 +370,13 @@ def _resume(key: str, db: str | None) -> dict:
     return {}
 
 
+def _stopped(state: Any) -> Any:
+    if state is None:
+        return None  # nothing to write
+    state.stopped = True
+    return state
+
+
 def _resumed(state: Any) -> Any:
     if state is None or not state.stopped:
         return None  # nothing to write
@@ -229,17 +384,18 @@ def _resumed(state: Any) -> Any:
     return state
 
 
-def run_hook(stdin_text: str, *, config_path: str | None = None, db: str | None = None,
-             post_lock: Any = None) -> str:
-    """The hook's stdout for one event. Never raises: errors give `{}` and a line on stderr.
-    `post_lock` (the hook server's): held while a PostToolUse(Failure) event is handled."""
+def run_hook(stdin_text: str | dict, *, config_path: str | None = None, db: str | None = None,
+             post_lock: Any = None, deadline: float | None = None) -> str:
+    """The hook's stdout for one event (JSON text, or already parsed). Never raises — except
+    `Expired` when a `deadline` is given (see `handle_event`): other errors give `{}` and a line
+    on stderr."""
     try:
-        event = json.loads(stdin_text)
-        if post_lock is not None and isinstance(event, dict) and event.get("hook_event_name") in TOOL_EVENTS[1:]:
-            with post_lock:
-                out = handle_event(event, config_path=config_path, db=db)
-        else:
-            out = handle_event(event, config_path=config_path, db=db)
+        event = json.loads(stdin_text) if isinstance(stdin_text, str) else stdin_text
+        out = handle_event(event, config_path=config_path, db=db, post_lock=post_lock, deadline=deadline)
+    except Expired:
+        if deadline is None:  # pragma: no cover - only raised with a deadline
+            return "{}"
+        raise
     except Exception as exc:  # fail open, whatever happened
         detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
         print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
@@ -257,6 +413,9 @@ def cmd_hook(args: Any) -> int:
         data = ""
     config_path, db = getattr(args, "config", None), getattr(args, "db", None)
     reply = None
+    if '"SessionStart"' in data[:4096] and _is_session_start(data):
+        _session_start(no_server=getattr(args, "no_server", False))
+        return 0
     if not getattr(args, "no_server", False):
         try:
             from . import hook_server
@@ -286,6 +445,32 @@ def cmd_hook(args: Any) -> int:
     except Exception:  # pragma: no cover - Claude Code went away
         pass
     return 0
+
+
+def _is_session_start(data: str) -> bool:
+    try:
+        event = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(event, dict) and event.get("hook_event_name") == "SessionStart"
+
+
+def _session_start(no_server: bool) -> None:
+    """SessionStart (installed with the http hooks): start or check the warm server, which answers
+    the session's http hooks. Waits for it, once per session, so the first tool call is served."""
+    try:
+        from . import hook_server
+
+        status = "hook server disabled (--no-server)" if no_server else hook_server.ensure_server()
+        if "running" not in status and "started" not in status:
+            print(f"semloop: {status}", file=sys.stderr)
+    except Exception as exc:  # fail open
+        print(f"semloop: session start: {type(exc).__name__}: {exc}", file=sys.stderr)
+    try:
+        sys.stdout.write("{}\n")
+        sys.stdout.flush()
+    except Exception:  # pragma: no cover
+        pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,68 +516,164 @@ def hook_command(config: str | None = None, db: str | None = None) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def _our_group(event: str, command: str) -> dict:
-    entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
-    if event == "UserPromptSubmit":  # no matcher for prompt events
-        return {"hooks": [entry]}
-    return {"matcher": "*", "hooks": [entry]}
+_OURS_URL = re.compile(r"^http://127\.0\.0\.1:\d+/hook(\?|$)")
 
 
-def add_hooks(settings: dict, command: str) -> bool:
-    """Add our hook to each event of `settings` (in place). Existing hooks are kept; an existing
-    semloop entry is updated in place, never duplicated. Returns True if anything changed."""
+def is_semloop_hook(entry: Any) -> bool:
+    """True for hook entries that `install` writes: our command, or our loopback http hook."""
+    if not isinstance(entry, dict):
+        return False
+    if entry.get("type", "command") == "command":
+        return is_semloop_command(entry.get("command"))
+    from .hook_server import TOKEN_HEADER
+
+    headers = entry.get("headers")
+    return (entry.get("type") == "http" and isinstance(entry.get("url"), str) and bool(_OURS_URL.match(entry["url"]))
+            and isinstance(headers, dict) and TOKEN_HEADER in headers)
+
+
+def hook_url(port: int, config: str | None = None, db: str | None = None) -> str:
+    """The loopback URL of the warm server's http hook endpoint (with this install's paths)."""
+    from urllib.parse import urlencode
+
+    query = {k: str(Path(v).expanduser().resolve()) for k, v in (("config", config), ("db", db)) if v}
+    return f"http://127.0.0.1:{int(port)}/hook" + (f"?{urlencode(query)}" if query else "")
+
+
+def _http_entry(url: str) -> dict:
+    from .hook_server import TOKEN_ENV, TOKEN_HEADER
+
+    # the secret is read from the environment (`env` in the settings file), not written here
+    return {"type": "http", "url": url, "headers": {TOKEN_HEADER: f"${TOKEN_ENV}"},
+            "allowedEnvVars": [TOKEN_ENV], "timeout": HTTP_TIMEOUT}
+
+
+def _group(event: str, entry: dict) -> dict:
+    if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        return {"matcher": "*", "hooks": [entry]}
+    return {"hooks": [entry]}  # events without a tool have no matcher
+
+
+def planned_hooks(command: str, http: dict | None = None) -> dict[str, dict]:
+    """event → the hook entry `install` writes. `http` ({"url": ...}): http hooks for every event
+    plus a SessionStart command hook that starts the server; None: command hooks only."""
+    if http is None:
+        return {event: {"type": "command", "command": command, "timeout": HOOK_TIMEOUT} for event in EVENTS}
+    plan = {"SessionStart": {"type": "command", "command": command, "timeout": 30}}
+    plan.update({event: _http_entry(http["url"]) for event in HTTP_EVENTS})
+    return plan
+
+
+def add_hooks(settings: dict, command: str, http: dict | None = None) -> bool:
+    """Put our hooks into `settings` (in place): one semloop entry per event (`planned_hooks`),
+    updated in place, never duplicated; other hooks are kept; semloop entries of events the plan
+    leaves out (switching between http and command hooks) are removed. With `http`, the token goes
+    into `env` (Claude Code puts it in the header). Returns True if anything changed."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("settings 'hooks' is not an object")
-    changed = False
-    for event in EVENTS:
+    plan = planned_hooks(command, http)
+    before = json.dumps(settings, sort_keys=True)
+    for event in list(hooks):
+        if event not in plan:
+            _remove_from_event(hooks, event)
+    for event, want in plan.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ValueError(f"settings 'hooks.{event}' is not a list")
         found = False
         for group in groups:
-            for entry in (group.get("hooks") or []) if isinstance(group, dict) else []:
-                if isinstance(entry, dict) and is_semloop_command(entry.get("command")):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list):
+                continue
+            for i, entry in enumerate(entries):
+                if is_semloop_hook(entry):
                     if found:
                         continue
                     found = True
-                    if entry.get("command") != command:
-                        entry["command"] = command
-                        changed = True
+                    if entry != want:
+                        entries[i] = dict(want)
         if not found:
-            groups.append(_our_group(event, command))
-            changed = True
-    return changed
+            groups.append(_group(event, dict(want)))
+    from .hook_server import TOKEN_ENV
+
+    env = settings.get("env")
+    if http is not None:
+        if env is None:
+            env = settings["env"] = {}
+        if not isinstance(env, dict):
+            raise ValueError("settings 'env' is not an object")
+        env[TOKEN_ENV] = http["token"]
+    elif isinstance(env, dict) and TOKEN_ENV in env:
+        del env[TOKEN_ENV]
+        if not env:
+            del settings["env"]
+    # a duplicate semloop entry seen above (kept as is) would make us run twice: drop it
+    for event in plan:
+        _dedupe(hooks, event)
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def _dedupe(hooks: dict, event: str) -> None:
+    seen = False
+    kept_groups = []
+    for group in hooks.get(event, []):
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(entries, list):
+            kept = []
+            for entry in entries:
+                if is_semloop_hook(entry):
+                    if seen:
+                        continue
+                    seen = True
+                kept.append(entry)
+            if not kept:
+                continue
+            group = {**group, "hooks": kept}
+        kept_groups.append(group)
+    hooks[event] = kept_groups
+
+
+def _remove_from_event(hooks: dict, event: str) -> bool:
+    groups = hooks.get(event)
+    if not isinstance(groups, list):
+        return False
+    kept_groups, removed = [], False
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(entries, list):
+            kept = [e for e in entries if not is_semloop_hook(e)]
+            if len(kept) != len(entries):
+                removed = True
+                if not kept:
+                    continue  # the group held only our hook
+                group = {**group, "hooks": kept}
+        kept_groups.append(group)
+    if removed:
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    return removed
 
 
 def remove_hooks(settings: dict) -> bool:
-    """Remove every semloop hook entry (in place); drop matcher groups and events left empty by
-    that, and `hooks` itself if it ends up empty. Returns True if anything changed."""
+    """Remove every semloop hook entry (in place) and our token from `env`; drop matcher groups,
+    events and objects left empty by that. Returns True if anything changed."""
+    from .hook_server import TOKEN_ENV
+
+    changed = False
+    env = settings.get("env")
+    if isinstance(env, dict) and TOKEN_ENV in env:
+        del env[TOKEN_ENV]
+        if not env:
+            del settings["env"]
+        changed = True
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
-        return False
-    changed = False
+        return changed
     for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept_groups, removed = [], False
-        for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(entries, list):
-                kept = [e for e in entries if not (isinstance(e, dict) and is_semloop_command(e.get("command")))]
-                if len(kept) != len(entries):
-                    removed = True
-                    if not kept:
-                        continue  # the group held only our hook
-                    group = {**group, "hooks": kept}
-            kept_groups.append(group)
-        if removed:
-            changed = True
-            if kept_groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
+        changed |= _remove_from_event(hooks, event)
     if changed and not hooks:
         del settings["hooks"]
     return changed
@@ -413,23 +694,37 @@ def _read_settings(path: Path) -> dict:
     return data
 
 
-def _write_settings(path: Path, data: dict) -> Path | None:
-    """Back up the current file to `<name>.bak`, then replace it atomically. Returns the backup."""
+def _real_target(path: Path) -> Path:
+    """The file to edit: a symlinked settings.json (dotfile setups) is edited at its target, so
+    the link stays a link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _write_settings(path: Path, data: dict, private: bool = False) -> Path | None:
+    """Back up the current file to `<name>.bak`, then replace it atomically (at a symlink's
+    target). `private`: the file holds a secret, so it is written 0600. Returns the backup."""
     import shutil
     import tempfile
 
+    path = _real_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     if path.exists():
         backup = path.with_name(path.name + ".bak")
         shutil.copy2(path, backup)
+        if private:
+            os.chmod(backup, 0o600)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=2, ensure_ascii=False)
             f.write("\n")
-        if backup is not None:
+        if private:
+            os.chmod(tmp, 0o600)
+        elif backup is not None:
             shutil.copymode(backup, tmp)
+        else:
+            os.chmod(tmp, 0o644 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -438,11 +733,17 @@ def _write_settings(path: Path, data: dict) -> Path | None:
     return backup
 
 
-def install(path: Path, command: str) -> tuple[bool, Path | None]:
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def install(path: Path, command: str, http: dict | None = None) -> tuple[bool, Path | None]:
     settings = _read_settings(path)
-    if not add_hooks(settings, command):
+    if not add_hooks(settings, command, http):
         return False, None
-    return True, _write_settings(path, settings)
+    return True, _write_settings(path, settings, private=http is not None)
 
 
 def uninstall(path: Path) -> tuple[bool, Path | None]:
@@ -462,16 +763,34 @@ def _target_path(args: Any) -> Path:
 
 def cmd_install(args: Any) -> int:
     path = _target_path(args)
-    command = hook_command(getattr(args, "config", None), getattr(args, "db", None))
-    changed, backup = install(path, command)
+    config, db = getattr(args, "config", None), getattr(args, "db", None)
+    command = hook_command(config, db)
+    mode = getattr(args, "hooks", None) or ("command" if getattr(args, "scope", "user") == "project"
+                                            and not getattr(args, "settings", None) else "http")
+    http = None
+    if mode == "http":
+        from . import hook_server
+
+        try:
+            server = hook_server.http_config(create=True)
+        except OSError as exc:
+            print(f"semloop: http hooks unavailable ({exc}); writing command hooks", file=sys.stderr)
+        else:
+            http = {"url": hook_url(server["port"], config, db), "token": server["token"]}
+    changed, backup = install(path, command, http)
     if not changed:
         print(f"semloop: already installed in {path}")
         return 0
-    print(f"semloop: hooks for {', '.join(EVENTS)} added to {path}")
-    print(f"  command: {command}")
+    events = ["SessionStart (command)", *HTTP_EVENTS] if http else list(EVENTS)
+    print(f"semloop: {'http' if http else 'command'} hooks for {', '.join(events)} written to {_real_target(path)}")
+    if http:
+        print(f"  url:     {http['url']} (the warm server; its token is in the file's env, mode 0600)")
+        print(f"  start:   {command} (SessionStart starts or checks the server)")
+    else:
+        print(f"  command: {command}")
     if backup:
         print(f"  backup:  {backup}")
-    print("  Claude Code picks up hook changes in new sessions (or review them with /hooks).")
+    print("  Claude Code reloads settings on its own; running sessions pick the hooks up (see /hooks).")
     return 0
 
 
@@ -527,6 +846,11 @@ def add_cli(subparsers: Any) -> None:
                             "local: .claude/settings.local.json (default: user)")
         p.add_argument("--settings", metavar="PATH", help="settings file to edit instead of the scope's")
         if name == "install":
+            p.add_argument("--hooks", choices=("http", "command"),
+                           help="http: Claude Code posts each event to the warm server on loopback "
+                                "(fast; the default, except for --scope project, whose file is "
+                                "usually committed and must not hold the token); command: a process "
+                                "per event")
             p.add_argument("--config", metavar="PATH", help="config file the hook should use")
             p.add_argument("--db", metavar="PATH", help="state database the hook should use")
         p.set_defaults(func=func)

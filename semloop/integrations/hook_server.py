@@ -19,9 +19,15 @@ answers the hook's requests in a few milliseconds:
   removes its socket. A request from a different semloop build (version, interpreter or source
   files changed) makes it exit so that the next hook starts a fresh one; a request whose
   `SEMLOOP_*` environment differs from the server's is handled in-process by the client. A
-  PostToolUse request still queued when its client stopped waiting is dropped (the client records
-  it itself), and the server waits at most `SERVER_DB_TIMEOUT` for the database lock, less than
-  the client waits for it, so an event is not recorded twice.
+  PostToolUse request carries the client's deadline: the server saves the step only if it can do
+  so before it (checked inside the database transaction, after the lock and the work), else it
+  saves nothing and answers `{"ok": false, "handled": false}`; the client waits that long plus
+  `REPLY_GRACE` for a definitive answer and records the step itself only on "not handled" (or no
+  answer at all). So each step is recorded exactly once, by one side.
+- **http** (`type: "http"` hooks, written by `semloop install claude-code`): the same server also
+  answers Claude Code directly on 127.0.0.1:<port> (`http_config()`: the port and a per-user token
+  in a 0600 file), `POST /hook` with the event JSON and the `X-Semloop-Token` header, so a tool call
+  costs a loopback request instead of a process. A SessionStart command hook starts or checks it.
 
 Protocol: one request per connection, one JSON object per line each way (the request is bounded
 to `MAX_REQUEST` bytes). `{"op": "hook", ...}` → `{"ok": true, "stdout": "...", "stderr": "..."}`;
@@ -43,13 +49,14 @@ PROTOCOL = 1
 MAX_REQUEST = 32 << 20  # bytes; a bigger event is handled in-process by the client
 MAX_REPLY = 8 << 20
 DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits
-DEFAULT_CLIENT_TIMEOUT = 3.0  # seconds the client waits for a reply before going in-process
-SERVER_DB_TIMEOUT = 2.0  # the server's SQLite lock wait: below the client timeout, so a locked
-#                          database fails open in the server instead of being handled twice
+DEFAULT_CLIENT_TIMEOUT = 3.0  # seconds the server has to save a step before the client does it itself
+REPLY_GRACE = 5.0  # seconds the client waits past its deadline for a definitive answer: a step saved
+#                    just before the deadline is then reported as handled, never recorded twice
 SPAWN_THROTTLE = 2.0  # seconds between two attempts to start a server on the same socket
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
 # Environment read by the client itself (resolved there), not compared with the server's.
-_CLIENT_ENV = frozenset({"SEMLOOP_SOCKET", "SEMLOOP_HOOK_SERVER", "SEMLOOP_CONFIG", "SEMLOOP_DB"})
+_CLIENT_ENV = frozenset({"SEMLOOP_SOCKET", "SEMLOOP_HOOK_SERVER", "SEMLOOP_CONFIG", "SEMLOOP_DB",
+                         "SEMLOOP_HOOK_TOKEN"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,6 +127,155 @@ def _private_dir(path: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def open_private(path: str, flags: int, mode: int = 0o600) -> int:
+    """`os.open` for a file in a possibly shared directory: never follows a symlink (O_NOFOLLOW),
+    and refuses (OSError) a file that is not a regular file owned by this user or that others can
+    write. Returns the descriptor."""
+    import stat
+
+    fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != _uid() or st.st_mode & 0o022:
+            raise PermissionError(f"{path} is not a private regular file of this user")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _not_a_socket(path: str) -> str | None:
+    """Why `path` cannot be our socket (it exists and is a directory, a regular file, ...), or None."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return str(exc)
+    if stat.S_ISSOCK(st.st_mode):
+        return None
+    kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a symlink" if stat.S_ISLNK(st.st_mode) else "not a socket"
+    return f"socket path {path} is {kind}; set SEMLOOP_SOCKET to another path (hooks run in-process meanwhile)"
+
+
+# ---------------------------------------------------------------------------------------------
+# http: Claude Code's `type: "http"` hooks, answered by the same server on loopback
+# ---------------------------------------------------------------------------------------------
+
+TOKEN_HEADER = "X-Semloop-Token"
+TOKEN_ENV = "SEMLOOP_HOOK_TOKEN"
+
+
+def http_config_path() -> str:
+    """`<cache dir>/hook-http.json`: the loopback port and the per-user secret (mode 0600)."""
+    return os.path.join(cache_dir(), "hook-http.json")
+
+
+def http_config(create: bool = False) -> dict | None:
+    """`{"port": int, "token": str}` from `http_config_path()`, or None if there is none (or it is
+    not a private file of this user: then it is ignored, never trusted). `create`: make one (a free
+    loopback port, a random token) when there is none."""
+    path = http_config_path()
+    try:
+        fd = open_private(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as f:
+            if os.fstat(f.fileno()).st_mode & 0o077:  # others could read the secret: not ours to use
+                raise PermissionError(f"{path} is readable by others")
+            data = json.loads(f.read(4096))
+        if isinstance(data, dict) and isinstance(data.get("port"), int) and isinstance(data.get("token"), str) \
+                and len(data["token"]) >= 32:
+            return data
+        if not create:
+            return None
+        os.unlink(path)  # unreadable / foreign layout: replaced below
+    except FileNotFoundError:
+        if not create:
+            return None
+    except (OSError, ValueError):
+        if not create:
+            return None
+        raise
+    import secrets
+
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    finally:
+        probe.close()
+    data = {"port": port, "token": secrets.token_urlsafe(32)}
+    fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f)
+    return data
+
+
+def _start_http(config: dict, handle: Any, log: Any) -> Any:
+    """A threading HTTP server on 127.0.0.1:<port> answering `POST /hook` with the event JSON
+    (Claude Code's http hook) when the `X-Semloop-Token` header matches. None if the port is taken."""
+    import hmac
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlsplit
+
+    token = config["token"].encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            given = (self.headers.get(TOKEN_HEADER) or "").encode()
+            if not hmac.compare_digest(given, token):  # another local user: neither fed nor answered
+                self._send(403, b'{"error": "forbidden"}')
+                return
+            url = urlsplit(self.path)
+            if url.path != "/hook":
+                self._send(404, b'{"error": "not found"}')
+                return
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_REQUEST:
+                self._send(413, b'{"error": "request too large"}')
+                self.close_connection = True
+                return
+            body = self.rfile.read(length)
+            query = parse_qs(url.query)
+            out = handle(body.decode("utf-8", errors="replace"), (query.get("config") or [None])[0],
+                         (query.get("db") or [None])[0])
+            self._send(200, out.encode("utf-8"))
+
+        do_GET = do_PUT = lambda self: self._send(405, b'{"error": "POST /hook"}')
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 128
+
+    try:
+        server = Server(("127.0.0.1", int(config["port"])), Handler)
+    except OSError as exc:
+        log(f"http: cannot listen on 127.0.0.1:{config['port']} ({exc}); http hooks fail, command hooks still work")
+        return None
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+    log(f"http: serving hooks on 127.0.0.1:{config['port']}")
+    return server
 
 
 def identity() -> str:
@@ -234,18 +390,20 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
         path = socket_path()
         if path is None:
             return None
+        deadline = _now() + timeout
         message = {
             "v": PROTOCOL, "op": "hook", "id": identity(), "env": _env(),
             "config": _resolve(config_path or os.environ.get("SEMLOOP_CONFIG")),
             # resolved here: a relative path, $SEMLOOP_DB and the cache dir are the client's
             "db": _resolve(db or (None if os.environ.get("SEMLOOP_STORE") else str(_default_db()))),
             "event": stdin_text,
-            # after this (wall clock), the client has gone in-process: the server must not record
-            "deadline": _now() + max(0.0, timeout - 0.25),
+            # the server saves a step only before this (wall clock), checked inside the database
+            # transaction; past it, it answers "not handled" and the client records the step
+            "deadline": deadline,
         }
         if len(stdin_text) > MAX_REQUEST // 2:  # may not fit once encoded: don't bother the server
             return None
-        reply = _call(path, message, timeout)
+        reply = _call(path, message, timeout + REPLY_GRACE)
         if reply is None:
             if spawn:
                 start_server(path)
@@ -257,6 +415,43 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
         return None
     except Exception:  # timeout, broken server, ...: the caller goes in-process
         return None
+
+
+def ensure_server(wait: float = 10.0) -> str:
+    """SessionStart: make sure a server of this build is answering (with http when configured),
+    starting one and waiting up to `wait` seconds for it. Returns what it found or did, in words."""
+    import time
+
+    path = socket_path()
+    if path is None or not enabled():
+        return "hook server disabled or no usable socket path: hooks run in-process"
+    problem = _not_a_socket(path)
+    if problem:
+        return problem
+    try:
+        config = http_config()
+    except OSError:
+        config = None
+    want_port = config["port"] if config else None
+    live = _ping(path)
+    if live is not None and live.get("id") == identity() and (want_port is None or live.get("http_port") == want_port):
+        return f"hook server pid {live.get('pid')} running"
+    if live is not None:  # another build, or started before http was configured: replace it
+        try:
+            _call(path, {"v": PROTOCOL, "op": "stop"}, 2.0)
+        except Exception:
+            pass
+        give_up = time.monotonic() + 3.0
+        while _ping(path, 0.2) is not None and time.monotonic() < give_up:
+            time.sleep(0.05)
+    start_server(path, force=live is not None)
+    give_up = time.monotonic() + wait
+    while time.monotonic() < give_up:
+        live = _ping(path, 0.5)
+        if live is not None and live.get("id") == identity():
+            return f"hook server pid {live.get('pid')} started"
+        time.sleep(0.05)
+    return "hook server did not answer in time: hooks run in-process until it does"
 
 
 def _lock_held(lock_path: str) -> bool:
@@ -286,7 +481,7 @@ def start_server(path: str, *, force: bool = False, idle_timeout: float | None =
     `SPAWN_THROTTLE` seconds ago. Never waits for it. Returns True if a process was started."""
     import time
 
-    if not enabled() or not _private_dir(path):
+    if not enabled() or not _private_dir(path) or _not_a_socket(path):
         return False
     if not force and _lock_held(path + ".lock"):
         return False
@@ -306,7 +501,10 @@ def start_server(path: str, *, force: bool = False, idle_timeout: float | None =
     argv = [sys.executable, "-m", "semloop", "hook-server", "--socket", path]
     if idle_timeout is not None:
         argv += ["--idle-timeout", str(idle_timeout)]
-    log = os.open(path + ".log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        log = open_private(path + ".log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    except OSError:  # a planted symlink or someone else's file: never write through it
+        log = os.open(os.devnull, os.O_WRONLY)
     try:
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
                          start_new_session=True, close_fds=True)
@@ -331,7 +529,9 @@ class _DeadlineLock:
     def __enter__(self) -> None:
         wait = -1.0 if self.deadline is None else self.deadline - _now()
         if self.deadline is not None and (wait <= 0 or not self.lock.acquire(timeout=wait)):
-            raise TimeoutError("request expired while queued; the client handles it itself")
+            from .claude_code import Expired
+
+            raise Expired("request expired while queued; the client handles it itself")
         if self.deadline is None:
             self.lock.acquire()
 
@@ -390,8 +590,9 @@ def _warm_up() -> None:
 
 
 def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-          lock_wait: float = 3.0) -> int:
-    """Run the server until idle for `idle_timeout` seconds, SIGTERM/SIGINT or a `stop` request."""
+          lock_wait: float = 3.0, http: bool = True) -> int:
+    """Run the server until idle for `idle_timeout` seconds, SIGTERM/SIGINT or a `stop` request.
+    `http`: also answer http hooks on loopback when `http_config()` exists."""
     import fcntl
     import logging
     import signal
@@ -405,6 +606,10 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
         return 1
     if not _private_dir(path):
         _log(f"socket directory for {path} is not private to this user; not starting")
+        return 1
+    problem = _not_a_socket(path)
+    if problem:
+        _log(f"{problem}; not starting")
         return 1
 
     # one server per socket: whoever holds the lock serves; a socket file without it is stale
@@ -424,9 +629,6 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     sys.stderr = _ThreadStderr(sys.stderr)
     logging.getLogger("semloop").setLevel(logging.ERROR)
     my_id, my_env = identity(), _env()
-    # wait less for the database lock than the client waits for us (see SERVER_DB_TIMEOUT)
-    db_timeout = min(float(os.environ.get("SEMLOOP_DB_TIMEOUT", "5")), SERVER_DB_TIMEOUT)
-    os.environ["SEMLOOP_DB_TIMEOUT"] = str(db_timeout)
 
     from . import claude_code
 
@@ -438,7 +640,7 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
 
     stop = threading.Event()
     post_lock = threading.Lock()  # the embedder's cache is not thread-safe: one record at a time
-    activity = {"last": time.monotonic(), "active": 0, "served": 0}
+    activity = {"last": time.monotonic(), "active": 0, "served": 0, "expired": 0}
     activity_lock = threading.Lock()
 
     class Handler(socketserver.BaseRequestHandler):
@@ -473,7 +675,8 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
             op = req.get("op") if isinstance(req, dict) else None
             if op == "ping":
                 self._reply({"ok": True, "pid": os.getpid(), "id": my_id, "socket": path,
-                             "served": activity["served"]})
+                             "served": activity["served"], "expired": activity["expired"],
+                             "http_port": http_server.server_address[1] if http_server else None})
             elif op == "stop":
                 self._reply({"ok": True, "pid": os.getpid()})
                 _log("stop requested: exiting")
@@ -489,10 +692,16 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
             else:
                 buf: list[str] = []
                 sys.stderr.local.buf = buf
+                deadline = req.get("deadline") if isinstance(req.get("deadline"), (int, float)) else None
                 try:
                     out = claude_code.run_hook(str(req.get("event") or ""), config_path=req.get("config"),
-                                               db=req.get("db"),
-                                               post_lock=_DeadlineLock(post_lock, req.get("deadline")))
+                                               db=req.get("db"), deadline=deadline,
+                                               post_lock=_DeadlineLock(post_lock, deadline))
+                except claude_code.Expired:  # nothing saved: the client records the step itself
+                    with activity_lock:
+                        activity["expired"] += 1
+                    self._reply({"ok": False, "handled": False, "error": "deadline passed"})
+                    return
                 finally:
                     sys.stderr.local.buf = None
                 with activity_lock:
@@ -507,6 +716,27 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
         os.unlink(path)  # we hold the lock: this file is a dead server's
     except FileNotFoundError:
         pass
+    def handle_http(text: str, config: str | None, db: str | None) -> str:
+        with activity_lock:
+            activity["active"] += 1
+        sys.stderr.local.buf = []  # nobody reads an http hook's stderr: dropped
+        try:
+            return claude_code.run_hook(text, config_path=config, db=db, post_lock=post_lock)
+        finally:
+            sys.stderr.local.buf = None
+            with activity_lock:
+                activity["active"] -= 1
+                activity["served"] += 1
+                activity["last"] = time.monotonic()
+
+    http_server = None
+    try:
+        config = http_config() if http else None
+    except OSError:
+        config = None
+    if config is not None:
+        http_server = _start_http(config, handle_http, _log)
+
     old_umask = os.umask(0o177)  # the socket is born 0600
     try:
         server = Server(path, Handler)
@@ -535,6 +765,9 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
                 _log("idle timeout: exiting")
                 break
     finally:
+        if http_server is not None:  # first: a bound but unserved port would stall http hooks
+            http_server.shutdown()
+            http_server.server_close()
         try:  # remove our socket first (only ours), then let a new server take the lock
             if os.stat(path).st_ino == inode:
                 os.unlink(path)

@@ -1,0 +1,283 @@
+"""Drive the real Claude Code CLI (bundled in `claude-agent-sdk`) against a scripted local
+Anthropic Messages API, for end-to-end hook tests and `benchmarks/hook_latency.py`.
+
+`ScriptedAPI` is a stdlib HTTP server on 127.0.0.1 (free port) that streams SSE exactly like the
+real API (message_start, content_block_start / delta / stop — tool_use input as input_json_delta —,
+message_delta with the stop reason, message_stop). Each main-loop request gets the next scripted
+tool call (chosen by how many tool results the request already carries, so a retried request gets
+the same answer); after the script, a final text. Side requests (titles, summaries: no tools) get a
+short text. Every request body is kept in `requests`, so a test can assert what the model was sent.
+
+`run_claude` runs the CLI with `-p ... --output-format stream-json --verbose --include-hook-events`
+in a temporary HOME / cwd and returns the parsed stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+
+def claude_binary() -> str | None:
+    """The CLI bundled in claude-agent-sdk, or `$SEMLOOP_CLAUDE_BIN`, or None."""
+    explicit = os.environ.get("SEMLOOP_CLAUDE_BIN")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return None
+    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return str(path) if os.access(path, os.X_OK) else None
+
+
+def tool_call(name: str, **tool_input: Any) -> dict:
+    return {"name": name, "input": tool_input}
+
+
+def _sse(event: str, data: dict) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _tool_results(body: dict) -> int:
+    n = 0
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, list):
+            n += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
+    return n
+
+
+class ScriptedAPI:
+    """`with ScriptedAPI([tool_call("Bash", command="ls"), ...]) as api: ... api.url`."""
+
+    def __init__(self, script: list[dict], final_text: str = "Done."):
+        self.script = list(script)
+        self.final_text = final_text
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+
+    # -- what the model was sent -----------------------------------------------------------------
+
+    def main_requests(self) -> list[dict]:
+        with self.lock:
+            return [r for r in self.requests if r.get("tools")]
+
+    def tool_results(self) -> list[dict]:
+        """The tool_result blocks of the longest main-loop conversation, in order."""
+        reqs = self.main_requests()
+        if not reqs:
+            return []
+        last = max(reqs, key=_tool_results)
+        out = []
+        for message in last.get("messages") or []:
+            content = message.get("content")
+            if message.get("role") == "user" and isinstance(content, list):
+                out += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        return out
+
+    def user_texts_after_results(self) -> list[str]:
+        """Text blocks the CLI sent next to tool results (hook context travels there)."""
+        reqs = self.main_requests()
+        if not reqs:
+            return []
+        last = max(reqs, key=_tool_results)
+        texts = []
+        for message in last.get("messages") or []:
+            content = message.get("content")
+            if message.get("role") == "user" and isinstance(content, list):
+                texts += [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+            elif message.get("role") == "user" and isinstance(content, str):
+                texts.append(content)
+        return texts
+
+    # -- server ----------------------------------------------------------------------------------
+
+    def __enter__(self) -> "ScriptedAPI":
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                self._json(200, {})
+
+            def _json(self, status: int, obj: dict) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                if "/count_tokens" in self.path:
+                    self._json(200, {"input_tokens": 10})
+                    return
+                if not self.path.startswith("/v1/messages"):
+                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                    return
+                with api.lock:
+                    api.requests.append(body)
+                if body.get("tools"):
+                    done = _tool_results(body)
+                    block = api.script[done] if done < len(api.script) else None
+                    if block is not None:
+                        block = {"type": "tool_use", "id": f"toolu_{done:04d}", **block}
+                    else:
+                        block = {"type": "text", "text": api.final_text}
+                else:
+                    block = {"type": "text", "text": "Scripted session"}
+                if body.get("stream"):
+                    self._stream(body, block)
+                else:
+                    self._json(200, _message(body, block))
+
+            def _stream(self, body: dict, block: dict) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                msg = _message(body, block)
+                start = {**msg, "content": [], "stop_reason": None,
+                         "usage": {"input_tokens": 10, "output_tokens": 1}}
+                out = [_sse("message_start", {"type": "message_start", "message": start})]
+                if block["type"] == "tool_use":
+                    out.append(_sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                    "content_block": {"type": "tool_use", "id": block["id"],
+                                                      "name": block["name"], "input": {}}}))
+                    text = json.dumps(block["input"])
+                    for i in range(0, len(text), 40):
+                        out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                        "delta": {"type": "input_json_delta", "partial_json": text[i:i + 40]}}))
+                else:
+                    out.append(_sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                    "content_block": {"type": "text", "text": ""}}))
+                    out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                    "delta": {"type": "text_delta", "text": block["text"]}}))
+                out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+                out.append(_sse("message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+                                "usage": {"output_tokens": 12}}))
+                out.append(_sse("message_stop", {"type": "message_stop"}))
+                self.wfile.write(b"".join(out))
+                self.wfile.flush()
+                self.close_connection = True
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def _message(body: dict, block: dict) -> dict:
+    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model") or "claude",
+            "content": [block], "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 12}}
+
+
+@dataclass
+class Run:
+    returncode: int
+    events: list[dict]
+    stderr: str
+    seconds: float
+    hook_events: list[dict] = field(default_factory=list)
+
+    @property
+    def result(self) -> dict:
+        for event in reversed(self.events):
+            if event.get("type") == "result":
+                return event
+        return {}
+
+    def tool_uses(self) -> list[dict]:
+        out = []
+        for event in self.events:
+            if event.get("type") == "assistant":
+                out += [b for b in event["message"].get("content", []) if b.get("type") == "tool_use"]
+        return out
+
+    def tool_results(self) -> list[dict]:
+        out = []
+        for event in self.events:
+            if event.get("type") == "user":
+                content = event["message"].get("content")
+                if isinstance(content, list):
+                    out += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        return out
+
+
+def clean_env(home: Path, api_url: str, extra: dict | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE_", "SEMLOOP_")) or k == "SEMLOOP_MODEL_DIR"}
+    env.update(HOME=str(home), ANTHROPIC_BASE_URL=api_url, ANTHROPIC_API_KEY="sk-ant-test-dummy",
+               XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"),
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
+               DISABLE_ERROR_REPORTING="1", CLAUDE_CONFIG_DIR=str(home / ".claude"), IS_SANDBOX="1")
+    env.update(extra or {})
+    return env
+
+
+def run_claude(binary: str, api: ScriptedAPI, home: Path, cwd: Path, settings: Path | None, *,
+               prompt: str = "Do the task.", max_turns: int = 14, env: dict | None = None,
+               timeout: float = 180.0, extra_args: tuple[str, ...] = ()) -> Run:
+    home.mkdir(parents=True, exist_ok=True)
+    cwd.mkdir(parents=True, exist_ok=True)
+    argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose", "--include-hook-events",
+            "--max-turns", str(max_turns), "--permission-mode", "bypassPermissions",
+            "--model", "claude-sonnet-4-5", *extra_args]
+    if settings is not None:
+        argv += ["--settings", str(settings)]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=clean_env(home, api.url, env), capture_output=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    events = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+    hooks = [e for e in events if e.get("type") == "system" and str(e.get("subtype", "")).startswith("hook")]
+    return Run(proc.returncode, events, proc.stderr.decode("utf-8", "replace"), seconds, hooks)
+
+
+def which_claude() -> str | None:  # pragma: no cover - convenience for manual runs
+    return claude_binary() or shutil.which("claude")

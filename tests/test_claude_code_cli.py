@@ -1,0 +1,168 @@
+"""The real Claude Code CLI (bundled in claude-agent-sdk) with semloop's hooks, against a scripted
+local Messages API (`claude_cli.ScriptedAPI`): how each run ends and what the model was sent.
+
+Three ways the hooks run: command hooks handled in each hook process (`inprocess`), command hooks
+through the warm Unix-socket server (`server`), and http hooks answered by the server on loopback
+(`http`, what `semloop install claude-code` writes by default).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from claude_cli import ScriptedAPI, claude_binary, clean_env, run_claude, tool_call
+from conftest import stored
+
+BINARY = claude_binary()
+pytestmark = [
+    pytest.mark.skipif(BINARY is None, reason="the Claude Code CLI bundled in claude-agent-sdk is not installed"),
+    pytest.mark.skipif(os.name == "nt", reason="POSIX only"),
+]
+
+NOTE = "[semloop] This Bash call repeats"
+SEMLOOP = [str(Path(sys.executable).parent / "semloop")]
+
+
+class Setup:
+    """A temporary HOME (its own cache dir, so its own server, socket and http port), a work
+    directory, the state database and a settings file written by `semloop install claude-code`."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.root = Path(tempfile.mkdtemp(prefix="slc-", dir="/tmp"))  # short: AF_UNIX path limit
+        self.home, self.work = self.root / "h", self.root / "w"
+        self.home.mkdir()
+        self.work.mkdir()
+        self.db = self.root / "state.sqlite3"
+        self.settings = self.root / "settings.json"
+        self.env = {"SEMLOOP_HOOK_SERVER": "0"} if mode == "inprocess" else {}
+        hooks = "http" if mode == "http" else "command"
+        proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(self.settings),
+                                         "--db", str(self.db), "--hooks", hooks],
+                              env=clean_env(self.home, "http://unused", self.env), capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+    def run(self, script: list[dict], max_turns: int = 14):
+        with ScriptedAPI(script) as api:
+            run = run_claude(BINARY, api, self.home, self.work, self.settings, max_turns=max_turns, env=self.env)
+        return run, api
+
+    def close(self) -> None:
+        subprocess.run(SEMLOOP + ["hook-server", "--stop"], env=clean_env(self.home, "http://unused", self.env),
+                       capture_output=True, timeout=30)
+
+
+@pytest.fixture(params=["inprocess", "server", "http"])
+def setup(request):
+    s = Setup(request.param)
+    yield s
+    s.close()
+
+
+def _setup_fixture(*modes: str):
+    @pytest.fixture(params=modes)
+    def fixture(request):
+        s = Setup(request.param)
+        yield s
+        s.close()
+
+    return fixture
+
+
+# each run of the real CLI takes seconds: every mode for the main scenario, fewer for the others
+quiet_setup = _setup_fixture("inprocess", "http")
+http_setup = _setup_fixture("http")
+varied_error_setup = _setup_fixture("server", "http")
+
+
+def _texts(results: list[dict]) -> list[str]:
+    out = []
+    for block in results:
+        content = block.get("content")
+        if isinstance(content, list):
+            content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+        out.append(str(content))
+    return out
+
+
+def _assert_hard_stop(run, api, *, calls_at_most: int) -> None:
+    result = run.result
+    assert result.get("terminal_reason") == "hook_stopped", (result, run.stderr[-2000:])
+    assert run.returncode == 0 and result.get("subtype") == "success"
+    assert len(run.tool_uses()) <= calls_at_most  # not the 14 of --max-turns
+    sent = _texts(api.tool_results())
+    assert sum(NOTE in t for t in sent) >= 2  # the soft blocks reached the model, with the real output
+    assert all("Exit code" in t or "hello" in t for t in sent)
+
+
+def test_repeated_failing_call_gets_notes_then_the_run_ends(setup):
+    run, api = setup.run([tool_call("Bash", command="ls /nonexistent-dir", description="list")] * 14)
+    # calls 3 and 4 carry a note; call 5 continues the flagged loop: denied, and the run ends there
+    _assert_hard_stop(run, api, calls_at_most=5)
+    denied = _texts(run.tool_results())[-1]
+    assert "semloop blocked this Bash call" in denied
+    # SessionEnd dropped the session's state (nothing waits for the 7-day expiry)
+    assert stored(setup.db, run.result["session_id"]) is None
+
+
+def test_repeated_succeeding_call_with_the_same_output_ends_the_same_way(http_setup):
+    run, api = http_setup.run([tool_call("Bash", command="echo hello", description="greet")] * 14)
+    _assert_hard_stop(run, api, calls_at_most=5)
+
+
+def test_same_error_from_varied_calls_ends_at_the_failed_call_or_the_next(varied_error_setup):
+    setup = varied_error_setup
+    # PostToolUseFailure cannot end a run; PostToolBatch (http) ends it after that very call, the
+    # next PreToolUse (command hooks) before the next call runs
+    script = [tool_call("Bash", command=f"exit 3  # attempt {i}", description="try") for i in range(14)]
+    run, api = setup.run(script)
+    assert run.result.get("terminal_reason") == "hook_stopped", run.result
+    assert len(run.tool_uses()) == (5 if setup.mode == "http" else 6)
+    assert sum(NOTE in t for t in _texts(api.tool_results())) == 2
+
+
+def test_varied_files_stay_quiet(quiet_setup):
+    for i in range(6):
+        (quiet_setup.work / f"part-{i}.csv").write_text(f"id,value\n{i},{i * 37}\n")
+    script = [tool_call("Bash", command=f"cat part-{i}.csv", description="show") for i in range(6)]
+    run, api = quiet_setup.run(script)
+    assert run.result.get("terminal_reason") == "completed", run.result
+    sent = _texts(api.tool_results())
+    assert len(sent) == 6 and not any("semloop" in t for t in sent)
+    assert [t.split("\n")[1] for t in sent] == [f"{i},{i * 37}" for i in range(6)]
+
+
+def test_pagination_stays_quiet(http_setup):
+    quiet_setup = http_setup
+    (quiet_setup.work / "log.txt").write_text("".join(f"line {i}: event {i * 7}\n" for i in range(120)))
+    script = [tool_call("Bash", command=f"sed -n '{p * 20 + 1},{p * 20 + 20}p' log.txt", description="page")
+              for p in range(6)]
+    run, api = quiet_setup.run(script)
+    assert run.result.get("terminal_reason") == "completed", run.result
+    sent = _texts(api.tool_results())
+    assert len(sent) == 6 and not any("semloop" in t for t in sent)
+
+
+def test_installed_http_settings_hold_the_token_privately():
+    s = Setup("http")
+    try:
+        data = json.loads(s.settings.read_text())
+        assert s.settings.stat().st_mode & 0o077 == 0
+        token = data["env"]["SEMLOOP_HOOK_TOKEN"]
+        pre = data["hooks"]["PreToolUse"][0]["hooks"][0]
+        assert pre["type"] == "http" and pre["url"].startswith("http://127.0.0.1:")
+        assert pre["headers"] == {"X-Semloop-Token": "$SEMLOOP_HOOK_TOKEN"} and token not in json.dumps(pre)
+        assert pre["allowedEnvVars"] == ["SEMLOOP_HOOK_TOKEN"]
+        assert data["hooks"]["SessionStart"][0]["hooks"][0]["type"] == "command"
+        server_file = s.home / ".cache" / "semloop" / "hook-http.json"
+        assert server_file.stat().st_mode & 0o777 == 0o600
+        assert json.loads(server_file.read_text())["token"] == token
+    finally:
+        s.close()
