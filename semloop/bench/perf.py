@@ -5,6 +5,11 @@
   fresh guard and a fresh per-session text cache over the already-loaded model, so a text is
   embedded the first time the session sees it (as in a long-lived agent process; a repeated call
   text is a cache hit). Models are loaded and warmed before timing.
+- The yardstick: a seed-style exact detector (`SeedExact`: a hash of tool + input in a window of
+  3, a few lines of plain Python) is timed on the same step right before each guard call, so its
+  p50/p99 share the machine's load at that moment and the ratios travel between machines.
+
+This module depends on traces and the guard only (not on `runner`): `runner` calls it.
 - Process costs, each in a fresh interpreter: `import semloop` (median of N runs of
   `python -c "import semloop"` minus `python -c pass`), RSS before/after loading the default
   static model (VmRSS), and the time to the first verdict (start → import → `LoopGuard()` →
@@ -13,6 +18,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -20,31 +26,47 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import deque
 from typing import Any, Callable, Sequence
 
 from ..config import Config
 from ..embeddings import CachedEmbedder
 from ..guard import LoopGuard
+from ..traces import Trace
 from .metrics import NAN, percentile
-from .runner import Prepared
 
 
-def sample_traces(prepared: Sequence[Prepared], max_steps: int, seed: int = 0) -> list[Prepared]:
+class SeedExact:
+    """The seed-style exact detector, the yardstick of the latency table: flag a call when the last
+    `window` calls hash alike (sha256 of the JSON of tool + input). No features, no guard."""
+
+    def __init__(self, window: int = 3):
+        self.recent: deque = deque(maxlen=window)
+
+    def record(self, tool: str, tool_input: Any) -> bool:
+        key = json.dumps([tool, tool_input], sort_keys=True, default=str)
+        self.recent.append(hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest())
+        return len(self.recent) == self.recent.maxlen and len(set(self.recent)) == 1
+
+
+def sample_traces(traces: Sequence[Trace], max_steps: int, seed: int = 0) -> list[Trace]:
     """Whole traces, shuffled deterministically, until `max_steps` steps are covered."""
-    order = list(prepared)
+    order = list(traces)
     random.Random(seed).shuffle(order)
     picked, steps = [], 0
-    for p in order:
+    for trace in order:
         if steps >= max_steps:
             break
-        picked.append(p)
-        steps += len(p.trace.steps)
+        picked.append(trace)
+        steps += len(trace.steps)
     return picked
 
 
-def step_latencies(traces: Sequence[Prepared], config: Config, embedder: Callable | None,
-                   budget_s: float = 20.0) -> list[int]:
-    """Nanoseconds per `LoopGuard.record` call over `traces` (real guard, nothing precomputed).
+def step_latencies(traces: Sequence[Trace], config: Config, embedder: Callable | None,
+                   budget_s: float = 20.0, clock: Callable[[], int] = time.perf_counter_ns
+                   ) -> tuple[list[int], list[int]]:
+    """Nanoseconds per `LoopGuard.record` call over `traces` (real guard, nothing precomputed), and
+    per `SeedExact.record` call on the same steps, timed right before each guard call.
 
     Stops after the trace during which `budget_s` seconds of timed calls were exceeded, so a slow
     backend (sentence-transformers on a busy CPU) cannot stretch the run; the step count is reported.
@@ -53,38 +75,54 @@ def step_latencies(traces: Sequence[Prepared], config: Config, embedder: Callabl
     if raw is not None:  # warm-up: lazy init, model pages, thread pools
         for i in range(8):
             raw([f"warm-up call {i}: read_file path=/tmp/file_{i}.txt"])
-    for p in traces[:2]:
+    for trace in traces[:2]:
         guard = LoopGuard(config, embedder=CachedEmbedder(raw) if raw else None)
-        for step in p.trace.steps[:20]:
+        for step in trace.steps[:20]:
             guard.record(step.tool, step.input, step.output, step.is_error)
     timings: list[int] = []
-    clock = time.perf_counter_ns
+    seed_timings: list[int] = []
     budget_ns = budget_s * 1e9
     spent = 0
-    for p in traces:
+    for trace in traces:
         if spent > budget_ns:
             break
         guard = LoopGuard(config, embedder=CachedEmbedder(raw) if raw else None)
-        record = guard.record
-        for step in p.trace.steps:
+        seed = SeedExact()
+        record, seed_record = guard.record, seed.record
+        for step in trace.steps:
             t0 = clock()
+            seed_record(step.tool, step.input)
+            t1 = clock()
             record(step.tool, step.input, step.output, step.is_error)
-            dt = clock() - t0
+            dt = clock() - t1
+            seed_timings.append(t1 - t0)
             timings.append(dt)
             spent += dt
-    return timings
+    return timings, seed_timings
 
 
-def latency_summary(timings_ns: Sequence[int]) -> dict[str, float]:
+def latency_summary(timings_ns: Sequence[int], seed_ns: Sequence[int] = ()) -> dict[str, float]:
+    """p50/p99/mean in ms, and with the seed-style timings of the same steps, their p50/p99 and the
+    ratios `p50_vs_seed`, `p99_vs_seed` (the figures the performance targets are stated in)."""
     ms = [t / 1e6 for t in timings_ns]
-    return {"steps": len(ms), "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99),
-            "mean_ms": statistics.fmean(ms) if ms else NAN}
+    row = {"steps": len(ms), "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99),
+           "mean_ms": statistics.fmean(ms) if ms else NAN}
+    if seed_ns:
+        seed_ms = [t / 1e6 for t in seed_ns]
+        row["seed_p50_ms"], row["seed_p99_ms"] = percentile(seed_ms, 50), percentile(seed_ms, 99)
+        row["p50_vs_seed"] = _ratio(row["p50_ms"], row["seed_p50_ms"])
+        row["p99_vs_seed"] = _ratio(row["p99_ms"], row["seed_p99_ms"])
+    return row
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if a == a and b == b and b > 0 else NAN
 
 
 def add_ratios(latency: dict[str, dict[str, float]], reference: str = "exact") -> None:
     ref = latency.get(reference, {}).get("p50_ms", NAN)
     for row in latency.values():
-        row["p50_vs_exact"] = row["p50_ms"] / ref if ref == ref and ref > 0 else NAN
+        row["p50_vs_exact"] = _ratio(row["p50_ms"], ref)
 
 
 # -- fresh-process measurements --------------------------------------------------------------

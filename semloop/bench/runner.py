@@ -319,12 +319,12 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     t = lap("sweep", t)
 
     latency = {}
-    sample = perf.sample_traces(prepared, latency_steps)
+    sample = perf.sample_traces([p.trace for p in prepared], latency_steps)
     with progress_bar(len(run), "latency", progress) as bar:
         for n in run:
             backend = DETECTORS[n][1]
-            latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedders.get(backend),
-                                                                   latency_budget_s))
+            latency[n] = perf.latency_summary(*perf.step_latencies(sample, config_for(n, base), embedders.get(backend),
+                                                                    latency_budget_s))
             bar.update(1)
     perf.add_ratios(latency)
     t = lap("latency", t)
@@ -342,7 +342,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "meta": {"semloop": __version__, "python": platform.python_version(), "platform": platform.platform(),
                  "cpus": os_cpus(), "seconds": round(time.time() - started, 1),
                  "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "base_config": base.to_dict(),
-                 "latency_sample_steps": sum(len(p.trace.steps) for p in sample),
+                 "latency_sample_steps": sum(len(t.steps) for t in sample),
                  "latency_budget_s": latency_budget_s, "stage_seconds": stages},
         "datasets": [describe(d) for d in datasets],
         "detectors": run,
