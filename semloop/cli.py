@@ -81,10 +81,10 @@ def _print_report(result, trace) -> None:
     for v in result.events:
         if v.step != result.first_flag and v.step != result.first_stop:
             continue
-        step = trace.steps[v.step]
+        tool = f"  ({trace.steps[v.step].tool})" if trace is not None else ""  # None: results from Ray
         for s in v.signals:
             print(f"    step {v.step} {v.action:4}  {s.kind:11} score={s.score:.2f}  "
-                  f"matches steps {list(s.related_steps)}  ({step.tool})")
+                  f"matches steps {list(s.related_steps)}{tool}")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
