@@ -252,7 +252,7 @@ def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
 
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
               progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
-              sweep: bool = True, jobs: int | None = None,
+              sweep: bool = True, jobs: int | None = None, memory_steps: int = 100_000,
               log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Accuracy, delay, steps saved, threshold sweep and latency/memory for `detectors` on the
     labelled trace files `paths`. Returns a JSON-able dict (nan for undefined values)."""
@@ -273,6 +273,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         return now
 
     datasets = load_datasets(paths)
+    session = perf.start_session_memory(paths, memory_steps) if memory_steps > 0 else None
     prepared = prepare(datasets, base, progress)
     t = lap("load+features", started)
 
@@ -323,12 +324,18 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     with progress_bar(len(run), "latency", progress) as bar:
         for n in run:
             backend = DETECTORS[n][1]
-            latency[n] = perf.latency_summary(*perf.step_latencies(sample, config_for(n, base), embedders.get(backend),
-                                                                    latency_budget_s))
+            latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedders.get(backend),
+                                                                   latency_budget_s))
             bar.update(1)
     perf.add_ratios(latency)
     t = lap("latency", t)
+    throughput = {}
+    if "semantic" in run:
+        throughput = perf.scan_throughput([p.trace for p in prepared], config_for("semantic", base))
+        t = lap("scan throughput", t)
     process = perf.process_costs(perf_runs) if perf_runs > 0 else {}
+    if session is not None:
+        process["session"] = perf.finish_session_memory(session)
     lap("process costs", t)
 
     def describe(d: Dataset) -> dict[str, Any]:
@@ -352,6 +359,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "per_kind": per_kind,
         "sweep": sweeps,
         "latency": latency,
+        "throughput": throughput,
         "process": process,
         "definitions": (metrics.__doc__ or "").split("copied into every report):", 1)[-1].strip(),
         "outcomes": {n: [o.to_dict() for o in outcomes[n]] for n in run},
