@@ -14,9 +14,10 @@ from .config import Config
 from .verdict import LoopStopped, Signal, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
+    from . import scan
     from .guard import LoopGuard
 
-__all__ = ["LoopGuard", "Config", "Verdict", "Signal", "LoopStopped"]
+__all__ = ["LoopGuard", "Config", "Verdict", "Signal", "LoopStopped", "scan"]
 __version__ = "0.1.0"
 
 
@@ -25,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from .guard import LoopGuard
 
         return LoopGuard
+    if name == "scan":  # the module is callable: `semloop.scan(traces)` (see semloop/scan.py)
+        import importlib
+
+        return importlib.import_module(".scan", __name__)
     raise AttributeError(f"module 'semloop' has no attribute {name!r}")

@@ -41,17 +41,30 @@ def _add_detector_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from .scan import scan_trace
+    from .scan import iter_scan, scan_trace
     from .traces import iter_traces
 
     config = build_config(args)
+    if args.jobs < 1:
+        raise ValueError("--jobs must be >= 1")
 
     def skipped(error: TraceError) -> None:
         print(f"semloop: skipped: {error}", file=sys.stderr)
 
+    if args.engine == "ray":
+        from .distributed import scan_file_with_ray
+
+        pairs = scan_file_with_ray(args.file, config, address=args.ray_address, skip_invalid=args.skip_invalid,
+                                   on_skip=skipped)
+    else:
+        traces = list(iter_traces(args.file, args.format, args.skip_invalid, skipped))
+        if args.no_batch:  # one text embedded per step, as in a live agent (benchmarks compare the two)
+            results = (scan_trace(trace, config) for trace in traces)
+        else:
+            results = iter_scan(traces, config, jobs=args.jobs)
+        pairs = zip(traces, results)
     flagged = total = 0
-    for trace in iter_traces(args.file, args.format, args.skip_invalid, skipped):
-        result = scan_trace(trace, config)
+    for trace, result in pairs:
         total += 1
         flagged += bool(result.events)
         if args.json:
@@ -79,14 +92,14 @@ def _print_report(result, trace) -> None:
             quiet.clear()
 
     for v in result.events:  # every warn and stop, each with its evidence
-        step = trace.steps[v.step]
         if not v.signals:
             quiet.append(v.step)
             continue
         flush()
+        tool = f"  ({trace.steps[v.step].tool})" if trace is not None else ""  # None: results from Ray
         for s in v.signals:
             print(f"    step {v.step} {v.action:4}  {s.kind:11} score={s.score:.2f}  "
-                  f"matches steps {list(s.related_steps)}  ({step.tool})")
+                  f"matches steps {list(s.related_steps)}{tool}")
     flush()
 
 
@@ -167,6 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="ray: scan on a Ray cluster (JSONL or Parquet; pip install 'semloop[ray]')")
+    p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: RAY_ADDRESS or a local one)")
+    p.add_argument("--no-batch", action="store_true", help="embed one call at a time (slower; for comparison)")
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces",

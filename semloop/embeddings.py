@@ -74,15 +74,23 @@ class StaticEmbedder:
         unk = self.tokenizer.model.unk_token if hasattr(self.tokenizer.model, "unk_token") else None
         self.unk_id = self.tokenizer.token_to_id(unk) if unk else None
         self.dim = int(self.vectors.shape[1])
+        # a plain ndarray over the same mapped pages: indexing a `np.memmap` goes through its Python
+        # `__getitem__`/`__array_finalize__`, which costs more than gathering a short text's rows
+        self._table = self.vectors.view(np.ndarray)
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         # model2vec caps characters before tokenizing too (max_length * median token length)
-        encodings = self.tokenizer.encode_batch([t[: self.max_tokens * 6] for t in texts], add_special_tokens=False)
+        capped = [t[: self.max_tokens * 6] for t in texts]
+        if len(capped) == 1:  # the per-step case: encode_batch would hand one text to a thread pool
+            encodings = [self.tokenizer.encode(capped[0], add_special_tokens=False)]
+        else:
+            encodings = self.tokenizer.encode_batch(capped, add_special_tokens=False)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        table = self._table
         for row, encoding in enumerate(encodings):
             ids = [i for i in encoding.ids[: self.max_tokens] if i != self.unk_id]
             if ids:
-                out[row] = self.vectors[ids].astype(np.float32).mean(axis=0)
+                out[row] = table[ids].astype(np.float32).mean(axis=0)
         return _unit_rows(out) if self.normalize else out
 
 
@@ -160,6 +168,17 @@ class CachedEmbedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 1:  # the per-step case, without the list and stack machinery
+            text = texts[0]
+            vector = self._cache.get(text)
+            if vector is None:
+                vector = self._cache[text] = self.embed([text])[0]
+                vector.flags.writeable = False  # shared by every step with this text
+                if len(self._cache) > self.max_entries:
+                    self._cache.popitem(last=False)
+            else:
+                self._cache.move_to_end(text)
+            return vector[None, :]
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
             for text, vector in zip(missing, self.embed(missing)):

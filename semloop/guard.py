@@ -159,15 +159,15 @@ class LoopGuard:
         result = features.normalize_result(text)
         error_class = features.error_class(text, is_error)
         sketch, size = features.result_sketch(result)
-        values = features.call_values(tool_input)
+        exact_sig, norm_sig, values = features.call_signatures(tool, tool_input)
         vec = None
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars)])[0]
         return StepRecord(
             index=self.state.steps_seen,
             tool=tool,
-            exact_sig=features.exact_signature(tool, tool_input),
-            norm_sig=features.normalized_signature(tool, tool_input),
+            exact_sig=exact_sig,
+            norm_sig=norm_sig,
             call_vec=vec,
             result_hash=features.digest(result),
             result_head=features.result_head(text),

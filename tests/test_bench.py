@@ -167,7 +167,8 @@ def test_unlabelled_traces_are_an_error(tmp_path):
 def test_bench_end_to_end(tiny, tmp_path, semloop_cmd):
     out = tmp_path / "results"
     proc = subprocess.run(semloop_cmd + ["bench", str(tiny), "--detectors", "exact,semantic-hashing,semantic",
-                                         "--out", str(out), "--perf-runs", "1", "--latency-steps", "30", "--outcomes"],
+                                         "--out", str(out), "--perf-runs", "1", "--latency-steps", "30", "--outcomes",
+                                         "--memory-steps", "200"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     for name in ("results.md", "results.json", "outcomes.jsonl", "pr_vs_threshold.png", "delay_distribution.png"):
@@ -179,6 +180,12 @@ def test_bench_end_to_end(tiny, tmp_path, semloop_cmd):
     assert overall["semantic"]["recall"] == 1.0 and overall["semantic"]["fp"] == 0
     assert overall["semantic"]["hard_negatives"] == 2
     assert data["latency"]["exact"]["p50_vs_exact"] == 1.0
+    seed = data["latency"]["semantic"]  # the seed-style baseline timed on the same steps
+    assert seed["seed_p50_ms"] > 0 and seed["p50_vs_seed"] == seed["p50_ms"] / seed["seed_p50_ms"]
+    assert data["throughput"]["steps"] == sum(len(t["steps"]) for t in TRACES) and data["throughput"]["batched_steps_per_s"] > 0
+    session = data["process"]["session"]
+    assert session["steps"] == 200 and session["rss_after_mb"] >= session["rss_model_loaded_mb"] > 0
+    assert "p50 × seed" in proc.stdout and "steps/s" in proc.stdout
     assert data["latency"]["semantic"]["steps"] > 0
     assert "import_semloop_ms" in data["process"]["import"]
     assert data["process"]["memory"]["rss_after_model_mb"] > data["process"]["memory"]["rss_before_model_mb"]

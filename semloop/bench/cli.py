@@ -31,6 +31,8 @@ def add_cli(subparsers) -> None:
                    help="stop timing a detector after this many seconds of timed calls (default 20)")
     p.add_argument("--perf-runs", type=int, default=5, metavar="N",
                    help="fresh-process runs for import/first-verdict timing; 0 skips them (default 5)")
+    p.add_argument("--memory-steps", type=int, default=100_000, metavar="N",
+                   help="steps of one long session whose RSS and state size are reported; 0 skips (default 100000)")
     p.add_argument("--no-sweep", action="store_true", help="skip the call-threshold sweep")
     p.add_argument("--jobs", type=int, metavar="N", help="worker processes for the sweep (default: one per CPU)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -78,7 +80,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     detectors = parse_detectors(args.detectors)
     results = run_bench(args.data, detectors, _base_config(args), progress=_progress(args),
                         latency_steps=args.latency_steps, latency_budget_s=args.latency_budget,
-                        perf_runs=args.perf_runs, sweep=not args.no_sweep, jobs=args.jobs)
+                        perf_runs=args.perf_runs, sweep=not args.no_sweep, jobs=args.jobs,
+                        memory_steps=args.memory_steps)
     written = write_results(results, args.out or _fresh_dir("semloop-bench"), plots=not args.no_plots,
                             write_outcomes=args.outcomes)
     print(_bench_summary(results))
@@ -108,7 +111,39 @@ def _bench_summary(results) -> str:
                      f"{pct(s['fpr']):>7} {fmt(s['delay_median'], 1):>6} {fmt(lat.get('p50_ms'), 3):>8}")
     for det, why in results["skipped"].items():
         lines.append(f"{det:18} skipped: {why}")
-    return "\n".join(lines)
+    return "\n".join(lines + _perf_summary(results))
+
+
+def _perf_summary(results) -> list[str]:
+    """Per-step cost against the seed-style exact detector timed on the same steps, scan
+    throughput, memory."""
+    from .report import fmt
+
+    lines = ["", f"{'per step':18} {'p50 ms':>8} {'p99 ms':>8} {'p50 × seed':>10} {'p99 × seed':>10}   "
+                 f"{'CPU p50':>8} {'CPU p99':>8} {'p50 × seed':>10} {'p99 × seed':>10}"]
+    for det, lat in results["latency"].items():
+        lines.append(f"{det:18} {fmt(lat.get('p50_ms'), 3):>8} {fmt(lat.get('p99_ms'), 3):>8} "
+                     f"{fmt(lat.get('p50_vs_seed'), 1):>10} {fmt(lat.get('p99_vs_seed'), 1):>10}   "
+                     f"{fmt(lat.get('cpu_p50_ms'), 3):>8} {fmt(lat.get('cpu_p99_ms'), 3):>8} "
+                     f"{fmt(lat.get('cpu_p50_vs_seed'), 1):>10} {fmt(lat.get('cpu_p99_vs_seed'), 1):>10}")
+    seed = next(iter(results["latency"].values()), {})
+    if "seed_p50_ms" in seed:
+        lines.append(f"{'seed-style exact':18} {fmt(seed['seed_p50_ms'], 4):>8} {fmt(seed['seed_p99_ms'], 4):>8} "
+                     f"{'':>10} {'':>10}   {fmt(seed.get('cpu_seed_p50_ms'), 4):>8} "
+                     f"{fmt(seed.get('cpu_seed_p99_ms'), 4):>8}")
+    tp = results.get("throughput") or {}
+    if tp:
+        lines.append(f"scan, semantic, {tp['steps']} steps: " + ", ".join(
+            f"{k.replace('_steps_per_s', '').replace('_steps_per_cpu_s', ' (CPU)')} {v:,.0f} steps/s"
+            for k, v in tp.items() if k.endswith(("_steps_per_s", "_steps_per_cpu_s"))))
+    mem, session = results["process"].get("memory", {}), results["process"].get("session", {})
+    if "rss_after_model_mb" in mem:
+        lines.append(f"RSS: {mem['rss_before_model_mb']:.0f} MB → {mem['rss_after_model_mb']:.0f} MB with the model")
+    if "rss_after_mb" in session:
+        lines.append(f"one session of {session['steps']:,} steps: RSS {session['rss_model_loaded_mb']:.0f} → "
+                     f"{session['rss_half_mb']:.0f} (half-way) → {session['rss_after_mb']:.0f} MB, pickled state "
+                     f"{session['state_bytes_half'] / 1024:.0f} → {session['state_bytes_after'] / 1024:.0f} KB")
+    return lines
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

@@ -170,15 +170,33 @@ def _perf_section(results: dict[str, Any]) -> list[str]:
                   f"(at most {meta.get('latency_budget_s')} s of timed calls per detector; real guard: features "
                   "and embedding included; fresh guard and per-session text cache per trace; models loaded and "
                   "warmed first). Absolute times depend on the machine and its load; the ratios travel better.", "",
-                  table(["detector", "steps timed", "p50 ms", "p99 ms", "mean ms", "p50 × exact"],
+                  "× seed: the ratio to a seed-style exact detector (a hash of tool + input in a window of "
+                  "3, plain Python) timed on the same steps, right before each guard call.", "",
+                  table(["detector", "steps timed", "p50 ms", "p99 ms", "mean ms", "p50 × exact", "p50 × seed",
+                         "p99 × seed", "CPU p50 × seed", "CPU p99 × seed"],
                         [[f"`{d}`", r["steps"], fmt(r["p50_ms"], 3), fmt(r["p99_ms"], 3), fmt(r["mean_ms"], 3),
-                          fmt(r["p50_vs_exact"], 1)] for d, r in lat.items()]), ""]
+                          fmt(r["p50_vs_exact"], 1), fmt(r.get("p50_vs_seed"), 1), fmt(r.get("p99_vs_seed"), 1),
+                          fmt(r.get("cpu_p50_vs_seed"), 1), fmt(r.get("cpu_p99_vs_seed"), 1)]
+                         for d, r in lat.items()]), ""]
+    tp = results.get("throughput") or {}
+    if tp:
+        parts += [f"`semloop scan` throughput (semantic, model loaded, {tp['steps']} steps of {tp['traces']} traces): "
+                  + ", ".join(f"{k.replace('_steps_per_s', '').replace('_steps_per_cpu_s', ' per CPU-second')} "
+                              f"{v:,.0f} steps/s" for k, v in tp.items()
+                              if k.endswith(("_steps_per_s", "_steps_per_cpu_s"))) + ".", ""]
     proc = results.get("process") or {}
     rows = []
     imp, mem, fv = proc.get("import", {}), proc.get("memory", {}), proc.get("first_verdict", {})
     if "import_semloop_ms" in imp:
         rows.append(["`import semloop` (fresh interpreter, minus bare start-up; median of "
                      f"{imp['runs']})", f"{imp['import_semloop_ms']:.0f} ms"])
+    session = proc.get("session", {})
+    if "rss_after_mb" in session:
+        rows.append([f"RSS of one session: model loaded → after {session['steps']:,} steps (half-way)",
+                     f"{session['rss_model_loaded_mb']:.0f} MB → {session['rss_after_mb']:.0f} MB "
+                     f"({session['rss_half_mb']:.0f} MB)"])
+        rows.append(["pickled session state: half-way → end", f"{session['state_bytes_half'] / 1024:.0f} KB → "
+                     f"{session['state_bytes_after'] / 1024:.0f} KB"])
     if "model_rss_mb" in mem:
         rows.append(["RSS before / after loading the default static model "
                      f"({mem.get('backend')})", f"{mem['rss_before_model_mb']:.0f} MB → "

@@ -252,7 +252,7 @@ def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
 
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
               progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
-              sweep: bool = True, jobs: int | None = None,
+              sweep: bool = True, jobs: int | None = None, memory_steps: int = 100_000,
               log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Accuracy, delay, steps saved, threshold sweep and latency/memory for `detectors` on the
     labelled trace files `paths`. Returns a JSON-able dict (nan for undefined values)."""
@@ -273,6 +273,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         return now
 
     datasets = load_datasets(paths)
+    session = perf.start_session_memory(paths, memory_steps) if memory_steps > 0 else None
     prepared = prepare(datasets, base, progress)
     t = lap("load+features", started)
 
@@ -319,7 +320,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     t = lap("sweep", t)
 
     latency = {}
-    sample = perf.sample_traces(prepared, latency_steps)
+    sample = perf.sample_traces([p.trace for p in prepared], latency_steps)
     with progress_bar(len(run), "latency", progress) as bar:
         for n in run:
             backend = DETECTORS[n][1]
@@ -328,7 +329,13 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
             bar.update(1)
     perf.add_ratios(latency)
     t = lap("latency", t)
+    throughput = {}
+    if "semantic" in run:
+        throughput = perf.scan_throughput([p.trace for p in prepared], config_for("semantic", base))
+        t = lap("scan throughput", t)
     process = perf.process_costs(perf_runs) if perf_runs > 0 else {}
+    if session is not None:
+        process["session"] = perf.finish_session_memory(session)
     lap("process costs", t)
 
     def describe(d: Dataset) -> dict[str, Any]:
@@ -342,7 +349,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "meta": {"semloop": __version__, "python": platform.python_version(), "platform": platform.platform(),
                  "cpus": os_cpus(), "seconds": round(time.time() - started, 1),
                  "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "base_config": base.to_dict(),
-                 "latency_sample_steps": sum(len(p.trace.steps) for p in sample),
+                 "latency_sample_steps": sum(len(t.steps) for t in sample),
                  "latency_budget_s": latency_budget_s, "stage_seconds": stages},
         "datasets": [describe(d) for d in datasets],
         "detectors": run,
@@ -352,6 +359,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "per_kind": per_kind,
         "sweep": sweeps,
         "latency": latency,
+        "throughput": throughput,
         "process": process,
         "definitions": (metrics.__doc__ or "").split("copied into every report):", 1)[-1].strip(),
         "outcomes": {n: [o.to_dict() for o in outcomes[n]] for n in run},
