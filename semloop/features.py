@@ -108,8 +108,20 @@ def action(tool_input: Any) -> Any:
     """The JSON-compatible input without its top-level commentary keys: what the call *does*."""
     value = to_jsonable(tool_input)
     if isinstance(value, dict):
-        value = {k: v for k, v in value.items() if k.casefold() not in COMMENTARY_KEYS}
+        kept = {k: v for k, v in value.items() if k.casefold() not in COMMENTARY_KEYS}
+        # commentary is only commentary next to an action: a `think` tool's thought IS its input
+        value = kept if kept or not value else value
     return value
+
+
+_TOOL_NAME_PART = re.compile(r"__|[./:]")
+
+
+def is_message_tool(tool: str, names: tuple[str, ...]) -> bool:
+    """Whether `tool` sends the agent's message to someone (`Config.message_tools`): its name, or
+    the last part of a namespaced name (`mcp__chat__send_message`, `Slack.send_message`)."""
+    name = tool.casefold()
+    return name in names or _TOOL_NAME_PART.split(name)[-1] in names
 
 
 def normalized_signature(tool: str, tool_input: Any) -> str:
@@ -162,9 +174,31 @@ def call_values(tool_input: Any) -> list[str]:
     return values
 
 
-def call_text(tool: str, values: list[str], limit: int) -> str:
-    """The call as a sentence-ish text for embedding: `tool: value; value`."""
-    return excerpt(f"{tool}: {'; '.join(values)}", limit)
+def call_text(tool: str, values: list[str], limit: int, message: bool = False) -> str:
+    """The call as a sentence-ish text for embedding: `tool: value; value`. For a message (see
+    `is_message_tool`) what it asks for (`message_asks`), when it asks for anything."""
+    text = "; ".join(values)
+    if message:
+        text = message_asks(text) or text
+    return excerpt(f"{tool}: {text}", limit)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_ASK = re.compile(r"\?|\b(please|could you|can you|once you|when you|let me know|i need|i'll need|i will need|"
+                  r"need (your|the)|provide|share|send me|tell me|check (your|the))\b")
+# Offers and courtesies ("If you have any other questions...", "Would you like me to transfer you?")
+# close most customer-service messages whatever they say: they are not what the message asks for.
+_OFFER = re.compile(r"^(if|feel free|don.t hesitate|thank|you.re welcome|have a|great|sure|certainly|of course)\b|"
+                    r"any (other|more|further) (questions|assistance|help)|would you like|shall i|do you want me|should i")
+
+
+def message_asks(text: str, limit: int = 4000) -> str:
+    """The sentences of an agent's message that ask the other side for something (a question, a
+    "please provide", "once you have X, let me know"), courtesies and offers left out; "" when it
+    asks for nothing (an answer, a refusal, a goodbye). Two messages that ask for the same thing
+    are a conversation loop in the making; two answers that share a closing line are not."""
+    sentences = (s.strip() for s in _SENTENCE_END.split(text[:limit]))
+    return " ".join(s for s in sentences if s and _ASK.search(s.casefold()) and not _OFFER.search(s.casefold()))
 
 
 def _leaves(value: Any, out: list[str]) -> None:

@@ -75,6 +75,25 @@ class LoopGuard:
 
     update = record  # river-style alias
 
+    def record_message(self, text: str, reply: Any = None) -> Verdict:
+        """Record the agent's message to the user (or to another agent) and the reply, if any.
+
+        Conversation mode: an agent that asks for the same thing again and again — reworded —
+        while the answers differ is in a loop that no tool result shows. This is `record` with the
+        first of `Config.message_tools` as the tool and ``{"content": text}`` as the input; calls
+        of any tool named in `message_tools` (tau-bench's `respond`, `send_message`, ...) are
+        messages already and need no extra call.
+
+        >>> guard = LoopGuard(embedding="hashing")
+        >>> v = guard.record_message("Could you share your reservation ID?", "I don't have it.")
+        >>> v = guard.record_message("I need your reservation ID to continue.", "I told you, I don't have it.")
+        >>> v = guard.record_message("Could you share the reservation ID?", "Can't you look it up?")
+        >>> v.action, v.signals[0].kind, v.signals[0].related_steps
+        ('warn', 'conversation', (0, 1))
+        """
+        tool = self.config.message_tools[0] if self.config.message_tools else "message"
+        return self.record(tool, {"content": "" if text is None else str(text)}, reply)
+
     # -- internals -------------------------------------------------------------------------
 
     def _failed(self, exc: Exception) -> Verdict:
@@ -96,8 +115,9 @@ class LoopGuard:
         sketch, size = features.result_sketch(result)
         values = features.call_values(tool_input)
         vec = None
+        is_message = features.is_message_tool(tool, cfg.message_tools)
         if cfg.detector == "semantic":
-            vec = self._embed([features.call_text(tool, values, cfg.max_text_chars)])[0]
+            vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
             index=self.state.steps_seen,
             tool=tool,
@@ -114,6 +134,8 @@ class LoopGuard:
             input_words=features.input_words(values),
             short_words=features.short_result_words(result, size),
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
+            is_message=is_message,
+            asks=is_message and bool(features.message_asks(" ".join(values))),
         )
 
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
@@ -125,6 +147,8 @@ class LoopGuard:
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
+            if not step.is_message:
+                state.last_work = step.index
 
         state.window.append(step)
         state.steps_seen += 1

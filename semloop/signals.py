@@ -172,6 +172,31 @@ def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
     return None
 
 
+def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Conversation loops: the agent's message (`Config.message_tools`, `LoopGuard.record_message`)
+    asks for what its last `message_repeats` asking messages asked for — reworded or not — and no
+    tool call brought anything new in between. The replies are not compared: a user who answers
+    differently every time ("I don't have it", "can't you look it up?") is exactly the case where
+    asking again is the loop. Only what a message asks for is compared (`features.message_asks`,
+    embedded as the step's call vector): answers, refusals and the courtesy lines that close most
+    messages are not asks, and a conversation that moves from one question to the next is work.
+    All pairs of the group must be `message_threshold` similar.
+    """
+    if not (step.is_message and step.asks) or step.call_vec is None:
+        return None
+    group = [prev for prev in state.window if prev.is_message and prev.asks and prev.index > state.last_work
+             and prev.call_vec is not None][-cfg.message_repeats:]
+    if len(group) < cfg.message_repeats:
+        return None
+    vecs = np.stack([p.call_vec for p in group] + [step.call_vec])
+    sims = vecs @ vecs.T
+    score = float(sims[np.triu_indices(len(vecs), 1)].min())
+    if score < cfg.message_threshold:
+        return None
+    return Signal("conversation", score, tuple(p.index for p in group),
+                  f"{len(group) + 1} messages asking for the same thing, no new tool result in between")
+
+
 def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
     """Online (leader) clustering of call embeddings over the whole session. Mutates `state`.
 
@@ -302,7 +327,7 @@ def crewai_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal |
     return None
 
 
-SEMANTIC: tuple[SignalFn, ...] = (repeated_call, repeated_result, cycle, update_clusters)
+SEMANTIC: tuple[SignalFn, ...] = (repeated_call, repeated_result, cycle, repeated_message, update_clusters)
 BASELINES: dict[str, tuple[SignalFn, ...]] = {
     "exact": (exact_window,),
     "normalized": (normalized_window,),

@@ -34,6 +34,8 @@ class StepRecord:
     call_preview: str  # short text for messages
     novel: bool = True  # its result matched nothing in the window (errors are never novel)
     cluster: int = -1
+    is_message: bool = False  # the agent's message to someone (Config.message_tools); output = the reply
+    asks: bool = False  # a message that asks for something (features.message_asks)
 
 
 @dataclass(slots=True)
@@ -48,7 +50,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 
@@ -61,6 +63,7 @@ class SessionState:
     tool_counts: Counter = field(default_factory=Counter)
     steps_seen: int = 0
     last_novel: int = -1  # index of the latest step that brought a new result: progress
+    last_work: int = -1  # the same, counting tool calls only (a reply to a message is always new)
     warnings: int = 0
     clean_streak: int = 0
     stopped: bool = False
