@@ -188,8 +188,11 @@ _ASK = re.compile(r"\?|\b(please|could you|can you|once you|when you|let me know
                   r"need (your|the)|provide|share|send me|tell me|check (your|the))\b")
 # Offers and courtesies ("If you have any other questions...", "Would you like me to transfer you?")
 # close most customer-service messages whatever they say: they are not what the message asks for.
+# Neither is a request to confirm an action: its details change with every answer ("just the lamp,
+# not the bottle"), and asking again after a change is what a careful agent must do.
 _OFFER = re.compile(r"^(if|feel free|don.t hesitate|thank|you.re welcome|have a|great|sure|certainly|of course)\b|"
-                    r"any (other|more|further) (questions|assistance|help)|would you like|shall i|do you want me|should i")
+                    r"any (other|more|further) (questions|assistance|help)|would you like|shall i|do you want me|"
+                    r"should i|\bconfirm|\byes\b|please note|anything else")
 
 
 def message_asks(text: str, limit: int = 4000) -> str:

@@ -84,10 +84,10 @@ class LoopGuard:
         of any tool named in `message_tools` (tau-bench's `respond`, `send_message`, ...) are
         messages already and need no extra call.
 
-        >>> guard = LoopGuard(embedding="hashing")
+        >>> guard = LoopGuard()
         >>> v = guard.record_message("Could you share your reservation ID?", "I don't have it.")
         >>> v = guard.record_message("I need your reservation ID to continue.", "I told you, I don't have it.")
-        >>> v = guard.record_message("Could you share the reservation ID?", "Can't you look it up?")
+        >>> v = guard.record_message("Please tell me your reservation ID.", "Can't you look it up by my name?")
         >>> v.action, v.signals[0].kind, v.signals[0].related_steps
         ('warn', 'conversation', (0, 1))
         """
@@ -147,8 +147,8 @@ class LoopGuard:
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
-            if not step.is_message:
-                state.last_work = step.index
+        if _is_work(step, state):
+            state.last_work = step.index
 
         state.window.append(step)
         state.steps_seen += 1
@@ -184,6 +184,16 @@ class LoopGuard:
         return messages.render(action, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
                                reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
                                call=step.call_preview)
+
+
+def _is_work(step: StepRecord, state) -> bool:
+    """A tool call that did something: not a message, not an error, with some output, and either a
+    new call or a new result. (A successful write whose result looks like an earlier read is work;
+    a `think` step, with no output, is not.) Messages in between do not make a conversation loop
+    pause; work does."""
+    if step.is_message or step.is_error or step.result_size == 0:
+        return False
+    return step.novel or all(prev.norm_sig != step.norm_sig for prev in state.window)
 
 
 def _steps_text(steps: Sequence[int]) -> str:
