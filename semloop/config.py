@@ -83,7 +83,7 @@ class Config:
     on the tool name or its last `.`/`__`/`/` part (`mcp__chat__send_message`). Their steps feed
     the conversation signal; `LoopGuard.record_message` records a message under the first name."""
 
-    message_threshold: float = 0.8
+    message_threshold: float = 0.85
     """Cosine similarity at which two of the agent's messages say the same thing (a reworded ask)."""
 
     message_repeats: int = 2

@@ -195,6 +195,17 @@ _OFFER = re.compile(r"^(if|feel free|don.t hesitate|thank|you.re welcome|have a|
                     r"should i|\bconfirm|\byes\b|please note|anything else")
 
 
+_ID_LIKE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b(?=[\w-]*\d)[\w-]{4,}\b")
+
+
+def reply_answers(reply: str, message: str, limit: int = 2000) -> bool:
+    """Whether a reply to the agent's message gives an identifier-like answer the message did not
+    contain — an email, a zip code, an order or reservation number: the other side answered, so
+    the next ask is a new turn, not the same one again. ("I don't have it" gives none.)"""
+    found = set(_ID_LIKE.findall(reply[:limit].casefold()))
+    return bool(found - set(_ID_LIKE.findall(message[:limit].casefold())))
+
+
 def message_asks(text: str, limit: int = 4000) -> str:
     """The sentences of an agent's message that ask the other side for something (a question, a
     "please provide", "once you have X, let me know"), courtesies and offers left out; "" when it
@@ -252,6 +263,7 @@ _VOLATILE = re.compile(
     r"\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?"  # ISO timestamps
     r"|\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b"  # clock times
     r"|\b\d+(\.\d+)?\s?(ms|µs|us|ns|sec|secs|seconds|s)\b"  # durations
+    r"|\b(\d+h)?\d+m\d+(\.\d+)?s\b"  # 1m23.4s
     r"|\b0x[0-9a-f]{6,}\b"  # addresses
     r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # uuids
 )
@@ -269,6 +281,36 @@ def _mask(match: re.Match) -> str:
     return _VOLATILE.sub("#", match.group())
 
 
+# Volatile values named by a key: process ids, attempt counters, request/trace ids; temp-file
+# names; relative times; spinner glyphs. Masked to `key #`, so "attempt 2 of 5 (pid 4312):
+# connection refused" is the same result on every retry. Plain hex (commit hashes) is not masked:
+# a new hash is news. Each pattern runs only when a cheap substring test says it can match.
+_VOLATILE_KEYED = re.compile(
+    r"\b(pid|attempt|try|retry|retrying|(?:request|req|trace|correlation|span|message|session|run|build|job)"
+    r"[ _-]?id|x-request-id|etag)(\s*[:=#]\s*|\s+)[\"']?[\w-]*\d[\w-]*")
+_KEYED_HINTS = ("pid", "attempt", "try", "retr", "_id", " id", "-id", "etag")
+_TEMP_NAME = re.compile(r"\btmp(?=[a-z_]*\d)[a-z0-9_]{6,}\b")
+_AGO = re.compile(r"\b\d+(\.\d+)?\s?(min|mins|minutes?|h|hrs?|hours?|days?|weeks?|s|secs?|seconds?|m|d|w) ago\b")
+_SPINNER = re.compile("[\u2800-\u28ff\u25d0-\u25d3\u25f4-\u25f7]+")
+KEYED_MASK_CHARS = 2000
+"""Keyed volatile values are masked in results up to this long (retry errors, status lines: where
+they decide "same result"); a pass over every web page would cost more than it finds."""
+
+
+def mask_keyed(text: str) -> str:
+    """`text` (normalized) with keyed volatile values, temp names, relative times and spinners
+    masked (see `_VOLATILE_KEYED`)."""
+    if any(hint in text for hint in _KEYED_HINTS):
+        text = _VOLATILE_KEYED.sub(lambda m: f"{m.group(1)} #", text)
+    if "tmp" in text:
+        text = _TEMP_NAME.sub("#", text)
+    if " ago" in text:
+        text = _AGO.sub("#", text)
+    if not text.isascii():
+        text = _SPINNER.sub("#", text)
+    return text
+
+
 # `cat -n` line numbers (Claude Code's Read output): the same file read with `cat` has none.
 _LINE_NUMBER = re.compile(r"(?m)^ *\d+\t")
 
@@ -281,7 +323,8 @@ def normalize_result(text: str) -> str:
         text = excerpt(text, SKETCH_CHARS) + " #" + digest(text)
     if "\t" in text:
         text = _LINE_NUMBER.sub("", text)
-    return _VOLATILE_CANDIDATE.sub(_mask, _WS.sub(" ", text).strip().casefold())
+    text = _VOLATILE_CANDIDATE.sub(_mask, _WS.sub(" ", text).strip().casefold())
+    return mask_keyed(text) if len(text) <= KEYED_MASK_CHARS else text
 
 
 # Error classes, most specific first: varied attempts failing for the same reason share one.

@@ -136,6 +136,7 @@ class LoopGuard:
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
             is_message=is_message,
             asks=is_message and bool(features.message_asks(" ".join(values))),
+            answered=is_message and features.reply_answers(text, " ".join(values)),
         )
 
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
@@ -187,11 +188,13 @@ class LoopGuard:
 
 
 def _is_work(step: StepRecord, state) -> bool:
-    """A tool call that did something: not a message, not an error, with some output, and either a
-    new call or a new result. (A successful write whose result looks like an earlier read is work;
-    a `think` step, with no output, is not.) Messages in between do not make a conversation loop
-    pause; work does."""
-    if step.is_message or step.is_error or step.result_size == 0:
+    """A tool call that did something: not an error, with some output, and either a new call or a
+    new result. (A successful write whose result looks like an earlier read is work; a `think`
+    step, with no output, is not.) A message is work only when its reply answered with a new
+    identifier (`features.reply_answers`). Work ends a conversation loop; talk does not."""
+    if step.is_message:
+        return step.answered
+    if step.is_error or step.result_size == 0:
         return False
     return step.novel or all(prev.norm_sig != step.norm_sig for prev in state.window)
 

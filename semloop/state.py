@@ -36,6 +36,7 @@ class StepRecord:
     cluster: int = -1
     is_message: bool = False  # the agent's message to someone (Config.message_tools); output = the reply
     asks: bool = False  # a message that asks for something (features.message_asks)
+    answered: bool = False  # a message whose reply gave a new identifier (features.reply_answers)
 
 
 @dataclass(slots=True)
