@@ -392,6 +392,36 @@ def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
     return tuple(distinct[:SKETCH_SIZE].tolist()), int(distinct.size)
 
 
+# Facts a result states: versions, commit hashes, long numbers, paths. `pip show x`, `pip list |
+# grep x` and `python -c "import x; print(x.__version__)"` word it differently, but all say 2.1.4.
+_FACT = re.compile(r"\b\d+\.\d+(?:\.\d+)+\b|\bv?\d+\.\d+\b(?!\.)|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b|"
+                   r"\b\d{5,}\b|(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w+")
+FACT_CHARS = 4000
+MAX_FACTS = 24
+
+
+def result_facts(normalized_result: str) -> frozenset[str]:
+    """The facts a (normalized) result states, from its first `FACT_CHARS` characters: version
+    numbers, hex hashes (by their 7-character prefix, as `git log --oneline` shows them), numbers
+    of 5+ digits, file paths (by their last part). Masked volatile values (`#`) are not facts."""
+    text = normalized_result[:FACT_CHARS]
+    if "http/" in text:  # the protocol version of an HTTP status line is not a fact about anything
+        text = _HTTP_VERSION.sub(" ", text)
+    found = _FACT.findall(text)[:MAX_FACTS]
+    return frozenset(f[:7] if _HEX.fullmatch(f) else f.rsplit("/", 1)[-1] for f in found)
+
+
+_HEX = re.compile(r"[0-9a-f]{8,40}")
+_HTTP_VERSION = re.compile(r"\bhttps?/\d(\.\d)?\b")
+
+
+def fact_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard overlap of two fact sets (0 when either states no fact)."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
 TINY_RESULT = 8
 """Results with fewer distinct words ("OK", an empty output) say nothing about what a call did."""
 SHORT_RESULT = 30

@@ -116,6 +116,7 @@ class LoopGuard:
         values = features.call_values(tool_input)
         vec = None
         is_message = features.is_message_tool(tool, cfg.message_tools)
+        entities = features.entities(values)
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
@@ -130,21 +131,23 @@ class LoopGuard:
             result_size=size,
             is_error=is_error or error_class is not None,  # "Permission denied" on stdout is an error too
             error_class=error_class,
-            entities=features.entities(values),
+            entities=entities,
             input_words=features.input_words(values),
             short_words=features.short_result_words(result, size),
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
             is_message=is_message,
             asks=is_message and bool(features.message_asks(" ".join(values))),
             answered=is_message and features.reply_answers(text, " ".join(values)),
+            facts=features.result_facts(result) - entities,  # a result echoing the call's path states nothing new
         )
 
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:
         state, cfg = self.state, self.config.for_tool(tool)
         step = self._step(tool, tool_input, output, is_error)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        step.novel = not step.is_error and all(signals.result_match(step, prev, containment=True)
-                                                   < cfg.result_threshold for prev in state.window)
+        step.novel = not step.is_error and all(signals.result_match(step, prev, containment=True) < cfg.result_threshold
+                                               and signals.same_facts(step, prev) < signals.SAME_FACTS
+                                               for prev in state.window)
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index

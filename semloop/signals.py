@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, content_similarity, entity_overlap
+from .features import SHORT_RESULT, content_similarity, entity_overlap, fact_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -24,6 +24,8 @@ ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least thi
 GENERIC_ERRORS = frozenset({"exit", "error", "other"})
 ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
 SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap
+SAME_FACTS = 0.8  # reworded calls whose results state (nearly) the same facts: versions, hashes, paths
+FACT_RESULT = 80  # ... in brief results (distinct words), where the facts are what the result says
 
 
 # -- pairwise relations ----------------------------------------------------------------------
@@ -60,6 +62,18 @@ def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> flo
     return max(jaccard, contained) if containment else jaccard
 
 
+def same_facts(a: StepRecord, b: StepRecord) -> float:
+    """Two results in different words stating the same facts (`pip show x` and `python -c "print(
+    x.__version__)"` both say 2.1.4; `git log -1` and `git rev-parse HEAD` name one commit): the
+    Jaccard overlap of their fact sets (`features.result_facts`, less what echoes the call), 0
+    when either states none. Only for brief
+    results (`FACT_RESULT` distinct words or fewer): a web page or a JSON record names many
+    versions, ids and paths that other pages share."""
+    if max(a.result_size, b.result_size) > FACT_RESULT or a.is_message or b.is_message:
+        return 0.0  # (a message's result is the other side's reply: its facts are theirs)
+    return fact_overlap(a.facts, b.facts)
+
+
 def same_short_result(a: StepRecord, b: StepRecord) -> bool:
     """Two short results that are equal once the words echoing either call are left out:
     `{"city": "TYO", "temp": 36}` for city=TYO and `{"city": "Tokyo", "temp": 36}` for city=Tokyo."""
@@ -91,6 +105,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
     if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= SHORT_RESULT:
         return kind, call_sim  # the very same substantial result from related calls
+    if not (a.is_error or b.is_error) and related(a, b, cfg) and (facts := same_facts(a, b)) >= SAME_FACTS:
+        return kind, facts  # reworded commands whose outputs differ in form, not in what they say
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
     if call_sim < cfg.call_threshold:

@@ -37,6 +37,7 @@ class StepRecord:
     is_message: bool = False  # the agent's message to someone (Config.message_tools); output = the reply
     asks: bool = False  # a message that asks for something (features.message_asks)
     answered: bool = False  # a message whose reply gave a new identifier (features.reply_answers)
+    facts: frozenset = frozenset()  # versions, hashes, long numbers, paths the result states (features.result_facts)
 
 
 @dataclass(slots=True)
