@@ -56,6 +56,10 @@ class Config:
     """Earlier matching steps needed to flag a repeat: 2 means the third occurrence is flagged
     (one retry is legitimate)."""
 
+    poll_repeats: int = 4
+    """Earlier matching steps needed when the result reports a status still in progress ("queued",
+    "Building"): waiting on a deploy polls the same call several times before it changes."""
+
     error_repeats: int = 2
     """Earlier steps with the same error (from related, possibly different, calls) needed to flag."""
 
@@ -125,7 +129,8 @@ class Config:
             value = getattr(self, name)
             _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
         for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",
-                     "recovery_steps", "exact_window", "count_limit", "max_text_chars", "message_repeats"):
+                     "recovery_steps", "exact_window", "count_limit", "max_text_chars", "message_repeats",
+                     "poll_repeats"):
             value = getattr(self, name)
             _check(isinstance(value, int) and value >= 1, f"{name} must be a positive integer, got {value!r}")
         _check(isinstance(self.max_warnings, int) and self.max_warnings >= 0,

@@ -422,6 +422,31 @@ def fact_overlap(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+# A status that is expected to change by itself: polling it again is waiting, not looping (yet).
+_PENDING = re.compile(r"\b(pending|queued|in[ _-]?progress|running|building|deploying|starting|initializing|"
+                      r"provisioning|waiting|processing|not ready|creating|scheduled|rolling out|syncing|"
+                      r"in_transit|booting|restarting|updating)\b")
+
+
+def is_pending(normalized_result: str) -> bool:
+    """Whether a result reports a status still in progress ("STATUS: queued", "Building…") in its
+    first 400 characters."""
+    return bool(_PENDING.search(normalized_result[:400]))
+
+
+def skeleton_signature(tool: str, tool_input: Any) -> str:
+    """The normalized signature with small standalone numbers replaced by `#`: calls that differ
+    only in a creeping number (`max_depth` 2, 3, 4…, a growing `limit`, `sleep 5` → `sleep 10`)
+    share it; calls on different ids (`T-79797`, `/orders/3462`, `8349118980`) do not."""
+    text = canonical_json([normalize_text(tool), normalize_value(action(tool_input))])
+    return digest(_NUMBER.sub("#", text))
+
+
+# A small standalone number (an option value); not a part of an id (`T-79797`, `#W123`, `/orders/3462`)
+# nor a long number (ids again): only the former creep.
+_NUMBER = re.compile(r"(?<![\w#.\-/])\d{1,4}(?:\.\d+)?(?![\w\-/])")
+
+
 TINY_RESULT = 8
 """Results with fewer distinct words ("OK", an empty output) say nothing about what a call did."""
 SHORT_RESULT = 30

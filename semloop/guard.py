@@ -139,6 +139,8 @@ class LoopGuard:
             asks=is_message and bool(features.message_asks(" ".join(values))),
             answered=is_message and features.reply_answers(text, " ".join(values)),
             facts=features.result_facts(result) - entities,  # a result echoing the call's path states nothing new
+            skeleton_sig=features.skeleton_signature(tool, tool_input),
+            pending=error_class is None and features.is_pending(result),
         )
 
     def _record(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> Verdict:

@@ -102,6 +102,9 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     if kind != "paraphrase":
         res_sim = result_match(a, b)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
+    if a.skeleton_sig == b.skeleton_sig:  # only a number crept (depth, limit, timeout): same result = no news
+        res_sim = result_match(a, b, containment=True)
+        return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
     if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= SHORT_RESULT:
         return kind, call_sim  # the very same substantial result from related calls
@@ -131,7 +134,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     that shrinks) does not count: only repeats that return the same content do.
     """
     matches = [(prev.index, m) for prev in since_progress(state) if (m := same_step(step, prev, cfg))]
-    if len(matches) < cfg.min_repeats:
+    if len(matches) < (cfg.poll_repeats if step.pending else cfg.min_repeats):
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
     score = min(m[1] for _, m in matches)
@@ -170,6 +173,8 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
 
 def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
     """A-B-A-B or A-B-C-A-B-C: the last two full cycles match call for call, results unchanged."""
+    if step.pending:
+        return None  # sleep / check-status alternation: waiting (repeated_call counts the checks, patiently)
     recent = list(state.window)
     for period in cfg.cycle_periods:
         if len(recent) + 1 < 2 * period:
@@ -254,7 +259,8 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         cluster.stale += 1
     else:
         cluster.results.append((step.result_hash, step.result_sketch, step.result_size))
-    if is_stale and cluster.stale >= cfg.cluster_stale_limit:
+    limit = max(cfg.cluster_stale_limit, cfg.poll_repeats) if step.pending else cfg.cluster_stale_limit
+    if is_stale and cluster.stale >= limit:
         return Signal("cluster", max(best_sim, 0.0), related,
                       f"{cluster.members} similar calls, {cluster.stale} without a new result")
     return None

@@ -38,6 +38,8 @@ class StepRecord:
     asks: bool = False  # a message that asks for something (features.message_asks)
     answered: bool = False  # a message whose reply gave a new identifier (features.reply_answers)
     facts: frozenset = frozenset()  # versions, hashes, long numbers, paths the result states (features.result_facts)
+    skeleton_sig: str = ""  # normalized signature with numbers masked (features.skeleton_signature)
+    pending: bool = False  # the result reports a status still in progress (features.is_pending)
 
 
 @dataclass(slots=True)
