@@ -176,10 +176,10 @@ def call_values(tool_input: Any) -> list[str]:
 
 def call_text(tool: str, values: list[str], limit: int, message: bool = False) -> str:
     """The call as a sentence-ish text for embedding: `tool: value; value`. For a message (see
-    `is_message_tool`) what it asks for (`message_asks`), when it asks for anything."""
+    `is_message_tool`) its text alone, or what it asks for (`message_asks`) when it asks anything."""
     text = "; ".join(values)
-    if message:
-        text = message_asks(text) or text
+    if message:  # what is said, whichever tool carries it
+        return excerpt(message_asks(text) or text, limit)
     return excerpt(f"{tool}: {text}", limit)
 
 

@@ -85,9 +85,11 @@ class LoopGuard:
         messages already and need no extra call.
 
         >>> guard = LoopGuard()
-        >>> v = guard.record_message("Could you share your reservation ID?", "I don't have it.")
-        >>> v = guard.record_message("I need your reservation ID to continue.", "I told you, I don't have it.")
-        >>> v = guard.record_message("Please tell me your reservation ID.", "Can't you look it up by my name?")
+        >>> v = guard.record_message("Could you please provide your reservation ID?", "I don't have it.")
+        >>> v = guard.record_message("I need your reservation ID to continue. Could you please provide it?",
+        ...                          "I told you, I don't have it.")
+        >>> v = guard.record_message("Please provide your reservation ID so I can continue.",
+        ...                          "Can't you look it up by my name?")
         >>> v.action, v.signals[0].kind, v.signals[0].related_steps
         ('warn', 'conversation', (0, 1))
         """
