@@ -102,6 +102,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     if kind != "paraphrase":
         res_sim = result_match(a, b)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
+    if a.is_message or b.is_message:
+        return None  # reworded messages are judged on what they ask for (`repeated_message`)
     if a.skeleton_sig == b.skeleton_sig:  # only a number crept (depth, limit, timeout): same result = no news
         res_sim = result_match(a, b, containment=True)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None

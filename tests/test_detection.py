@@ -210,3 +210,28 @@ def test_new_step_fields_are_plain_values():
     assert isinstance(step.skeleton_sig, str) and isinstance(step.pending, bool)
     assert isinstance(guard.state.last_work, int)
     assert SessionState.new(4).last_work == -1
+
+
+# -- conversation mode in run_agent (real anthropic client, scripted Messages API) ----------------
+
+def test_run_agent_records_the_agents_messages_across_user_turns():
+    pytest.importorskip("anthropic")
+    pytest.importorskip("httpx2")
+    from test_anthropic import MODEL, TOOLS, ScriptedModel, files
+
+    from semloop.integrations.anthropic import run_agent
+
+    guard = LoopGuard()
+    history = [{"role": "user", "content": "Change my flight to tomorrow."}]
+    replies = ["I don't have it.", "Can't you look it up by my name?", "I really don't have it."]
+    outcomes = []
+    for reply, (_, ask, _) in zip(replies, ASKS):
+        model = ScriptedModel([ask["content"]])  # the model ends its turn asking the user
+        result = run_agent(model.client(), model=MODEL, messages=history, tools=TOOLS, dispatch=files({}),
+                           guard=guard)
+        outcomes.append(result)
+        history = [*result.messages, {"role": "user", "content": reply}]
+    assert [r.verdicts for r in outcomes[:2]] == [(), ()]
+    last = outcomes[2].verdicts
+    assert len(last) == 1 and last[0].action == "warn" and last[0].signals[0].kind == "conversation"
+    assert last[0].signals[0].related_steps == (0, 1)
