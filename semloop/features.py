@@ -206,6 +206,29 @@ def reply_answers(reply: str, message: str, limit: int = 2000) -> bool:
     return bool(found - set(_ID_LIKE.findall(message[:limit].casefold())))
 
 
+_FILLER = frozenset("""a about after again all also am an and any are as ask at be been before being but by can
+could details did do does for from further get give go going got had has have help here how i i'll i'm if in
+information into is it it's its just know let like make may me more most my need needed no not now of on once
+one or other our please proceed provide provided provides providing see send share so some still sure tell
+than thank thanks that the their them then there these they this those to too up us very want was way we we'll
+were what when where which while who will with would yes you you'll you're your assist assistance happy able
+help helping check confirm continue look find following""".split())
+_WORD = re.compile(r"[a-z][a-z0-9_'-]*")
+
+
+# The last word of a piece of information one side asks the other for.
+_INFO_NOUNS = frozenset("id ids number numbers code address email name names date dates password pin account "
+                        "reference confirmation zip phone".split())
+
+
+def ask_terms(asks: str) -> frozenset[str]:
+    """The pieces of information a message asks for, as content word pairs ending in an
+    information noun ("reservation id", "zip code", "email address", "order number"), fillers and
+    courtesy words left out. Two asks naming the same piece ask for the same thing."""
+    words = [w for w in _WORD.findall(asks.casefold()) if w not in _FILLER and len(w) > 1]
+    return frozenset(f"{a} {b}" for a, b in zip(words, words[1:]) if b in _INFO_NOUNS and a not in _INFO_NOUNS)
+
+
 def message_asks(text: str, limit: int = 4000) -> str:
     """The sentences of an agent's message that ask the other side for something (a question, a
     "please provide", "once you have X, let me know"), courtesies and offers left out; "" when it

@@ -119,6 +119,7 @@ class LoopGuard:
         vec = None
         is_message = features.is_message_tool(tool, cfg.message_tools)
         entities = features.entities(values)
+        asks = features.message_asks(" ".join(values)) if is_message else ""
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
@@ -138,7 +139,8 @@ class LoopGuard:
             short_words=features.short_result_words(result, size),
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
             is_message=is_message,
-            asks=is_message and bool(features.message_asks(" ".join(values))),
+            asks=bool(asks),
+            ask_terms=features.ask_terms(asks) if asks else frozenset(),
             answered=is_message and features.reply_answers(text, " ".join(values)),
             facts=features.result_facts(result) - entities,  # a result echoing the call's path states nothing new
             skeleton_sig=features.skeleton_signature(tool, tool_input),
@@ -149,7 +151,7 @@ class LoopGuard:
         state, cfg = self.state, self.config.for_tool(tool)
         step = self._step(tool, tool_input, output, is_error)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        step.novel = not step.is_error and all(signals.result_match(step, prev, containment=True) < cfg.result_threshold
+        step.novel = not step.is_error and step.result_size > 0 and all(signals.result_match(step, prev, containment=True) < cfg.result_threshold
                                                and signals.same_facts(step, prev) < signals.SAME_FACTS
                                                for prev in state.window)
         action = policy.escalate(state, found, step.novel, cfg)

@@ -25,6 +25,7 @@ GENERIC_ERRORS = frozenset({"exit", "error", "other"})
 ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
 SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap
 SAME_FACTS = 0.8  # reworded calls whose results state (nearly) the same facts: versions, hashes, paths
+SAME_ASK_SIMILARITY = 0.7  # messages naming the same requested thing need only this similarity
 FACT_RESULT = 80  # ... in brief results (distinct words), where the facts are what the result says
 
 
@@ -135,8 +136,14 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     A similar call whose result changes (polling a moving status, paginating, a failing test list
     that shrinks) does not count: only repeats that return the same content do.
     """
+    needed = cfg.poll_repeats if step.pending else cfg.min_repeats
     matches = [(prev.index, m) for prev in since_progress(state) if (m := same_step(step, prev, cfg))]
-    if len(matches) < (cfg.poll_repeats if step.pending else cfg.min_repeats):
+    if len(matches) < needed and step.is_error:
+        # The very same call failing the very same way, again: whatever happened in between (a
+        # calculation, a note to self) did not change the call, so it was not progress for it.
+        matches = [(prev.index, m) for prev in state.window
+                   if prev.is_error and (m := same_step(step, prev, cfg)) and m[0] != "paraphrase"]
+    if len(matches) < needed:
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
     score = min(m[1] for _, m in matches)
@@ -214,7 +221,10 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
     vecs = np.stack([p.call_vec for p in group] + [step.call_vec])
     sims = vecs @ vecs.T
     score = float(sims[np.triu_indices(len(vecs), 1)].min())
-    if score < cfg.message_threshold:
+    # Asking for the same named thing ("reservation id") every time is the same ask even when the
+    # sentences around it differ more than `message_threshold` allows; still loosely alike.
+    same_object = bool(frozenset.intersection(step.ask_terms, *(p.ask_terms for p in group)))
+    if score < cfg.message_threshold and not (same_object and score >= SAME_ASK_SIMILARITY):
         return None
     return Signal("conversation", score, tuple(p.index for p in group),
                   f"{len(group) + 1} messages asking for the same thing, no new tool result in between")

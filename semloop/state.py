@@ -37,6 +37,7 @@ class StepRecord:
     is_message: bool = False  # the agent's message to someone (Config.message_tools); output = the reply
     asks: bool = False  # a message that asks for something (features.message_asks)
     answered: bool = False  # a message whose reply gave a new identifier (features.reply_answers)
+    ask_terms: frozenset = frozenset()  # content word pairs of what a message asks for (features.ask_terms)
     facts: frozenset = frozenset()  # versions, hashes, long numbers, paths the result states (features.result_facts)
     skeleton_sig: str = ""  # normalized signature with numbers masked (features.skeleton_signature)
     pending: bool = False  # the result reports a status still in progress (features.is_pending)
