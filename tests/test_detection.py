@@ -235,3 +235,23 @@ def test_run_agent_records_the_agents_messages_across_user_turns():
     last = outcomes[2].verdicts
     assert len(last) == 1 and last[0].action == "warn" and last[0].signals[0].kind == "conversation"
     assert last[0].signals[0].related_steps == (0, 1)
+
+
+def test_the_same_call_failing_the_same_way_is_flagged_across_unrelated_steps():
+    book = ("book_reservation", {"user_id": "ivan_7015", "payment": [{"id": "gift_card_1", "amount": 299}]},
+            "Error: payment amount does not add up, total price is 375, but paid 299")
+    steps = [book, ("think", {"thought": "Maybe the price changed."}, ""), ("calculate", {"expression": "375-299"}, "76.0"),
+             book, ("calculate", {"expression": "299+1"}, "300.0"), book]
+    r = run(steps)
+    assert r.first_flag == 5 and "exact" in kinds(r)
+    retry_ok = [book, ("calculate", {"expression": "375-299"}, "76.0"), book,
+                ("book_reservation", {"user_id": "ivan_7015", "payment": [{"id": "gift_card_1", "amount": 375}]},
+                 '{"reservation_id": "HATHAU", "status": "booked"}')]
+    assert run(retry_ok).first_flag is None  # one retry, then a changed call that works
+
+
+def test_a_thought_is_the_input_of_a_think_tool():
+    assert features.action({"thought": "check the cache"}) == {"thought": "check the cache"}
+    assert features.action({"command": "ls", "description": "list"}) == {"command": "ls"}
+    a = features.normalized_signature("think", {"thought": "check the cache"})
+    assert a != features.normalized_signature("think", {"thought": "ask the user"})
