@@ -151,9 +151,10 @@ class LoopGuard:
         state, cfg = self.state, self.config.for_tool(tool)
         step = self._step(tool, tool_input, output, is_error)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        step.novel = not step.is_error and step.result_size > 0 and all(signals.result_match(step, prev, containment=True) < cfg.result_threshold
-                                               and signals.same_facts(step, prev) < signals.SAME_FACTS
-                                               for prev in state.window)
+        # new = not an error, not empty, and neither the same content nor the same facts as a window step
+        step.novel = not step.is_error and step.result_size > 0 and all(
+            signals.result_match(step, prev, containment=True) < cfg.result_threshold
+            and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window)
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
@@ -196,7 +197,7 @@ class LoopGuard:
                                call=step.call_preview)
 
 
-def _is_work(step: StepRecord, state) -> bool:
+def _is_work(step: StepRecord, state: SessionState) -> bool:
     """A tool call that did something: not an error, with some output, and either a new call or a
     new result. (A successful write whose result looks like an earlier read is work; a `think`
     step, with no output, is not.) A message is work only when its reply answered with a new
