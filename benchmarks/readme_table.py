@@ -30,26 +30,40 @@ def num(x):
     return "–" if x is None else f"{x:.2f}"
 
 
+REAL_TEST = ("whowhen.test", "tau_airline.test")
+
+
 def table(results: dict) -> str:
-    rows = ["| detector | real_dev F1 (R) | real_dev FPR | synth_dev F1 | synth_test P / R / F1 | synth_test hard-neg FPR "
-            "| delay med | p50 ms/step | × exact |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| detector | Who&When test F1 (R) | tau airline test F1 (R) | real test FPR | synth_dev F1 "
+            "| synth_test P / R / F1 | synth_test hard-neg FPR | delay med | p50 ms/step | × exact |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in results["detectors"]:
-        real, dev, test = (results["per_dataset"][d][name] for d in ("real_dev", "synth_dev", "synth_test"))
+        web, tau, dev, test = (results["per_dataset"][d][name]
+                               for d in ("whowhen.test", "tau_airline.test", "synth_dev", "synth_test"))
+        real_fpr = (web["fp"] + tau["fp"]) / max(web["negatives"] + tau["negatives"], 1)
         lat = results["latency"][name]
-        rows.append(f"| `{name}` | {num(real['f1'])} ({num(real['recall'])}) | {pct(real['fpr'])} | {num(dev['f1'])} "
+        rows.append(f"| `{name}` | {num(web['f1'])} ({num(web['recall'])}) | {num(tau['f1'])} ({num(tau['recall'])}) "
+                    f"| {pct(real_fpr)} | {num(dev['f1'])} "
                     f"| {num(test['precision'])} / {num(test['recall'])} / **{num(test['f1'])}** | {pct(test['hard_fpr'])} "
                     f"| {num(results['overall'][name]['delay_median'])} | {lat['p50_ms']:.2f} | {lat['p50_vs_exact']:.1f} |")
-    return "\n".join(rows)
+    return "
+".join(rows)
 
 
 def data(results: dict) -> str:
-    real, dev, test = (results["per_dataset"][d]["exact"] for d in ("real_dev", "synth_dev", "synth_test"))
-    return (f"- `real_dev.jsonl`: {real['traces']} real runs from the Who&When benchmark (Magentic-One web/file "
-            f"agents, AG2 code-executing agents), {real['loops']} loops, labeled by reading them (source: "
-            f"ag2ai/Agents_Failure_Attribution, MIT, see `LICENSE-who-and-when.txt`). All of it was used for "
-            f"development: there is no real test split.\n"
-            f"- `synth_dev.jsonl` / `synth_test.jsonl`: {dev['traces']} and {test['traces']} traces "
-            f"({dev['loops']} and {test['loops']} loops) from the seeded generator")
+    d = {k: results["per_dataset"][k]["exact"] for k in results["per_dataset"]}
+    return (f"- Who&When (`real_dev.jsonl`): real Magentic-One web/file and AG2 code-executing runs, labeled by "
+            f"reading them (ag2ai/Agents_Failure_Attribution, MIT, see `LICENSE-who-and-when.txt`), split by "
+            f"`benchmarks/split_real.py` into dev ({d['whowhen.dev']['traces']} runs, {d['whowhen.dev']['loops']} loops) "
+            f"and test ({d['whowhen.test']['traces']} runs, {d['whowhen.test']['loops']} loops).
+"
+            f"- tau airline (`real_tau_airline_dev.jsonl`): real gpt-4o customer-service conversations "
+            f"(sierra-research/tau-bench, MIT), split by task into dev ({d['tau_airline.dev']['traces']} runs, "
+            f"{d['tau_airline.dev']['loops']} loops) and test ({d['tau_airline.test']['traces']} runs, "
+            f"{d['tau_airline.test']['loops']} loops).
+"
+            f"- `synth_dev.jsonl` / `synth_test.jsonl`: {d['synth_dev']['traces']} and {d['synth_test']['traces']} traces "
+            f"({d['synth_dev']['loops']} and {d['synth_test']['loops']} loops) from the seeded generator")
 
 
 def notes(results: dict) -> str:
@@ -77,11 +91,13 @@ def process(results: dict) -> str:
 
 def targets(results: dict) -> str:
     test = results["per_dataset"]["synth_test"]["semantic"]
-    real = results["per_dataset"]["real_dev"]["semantic"]
+    per = results["per_dataset"]
+    real = {k: sum(per[d]["semantic"][k] for d in REAL_TEST) for k in ("tp", "fp", "loops", "negatives")}
+    real["recall"] = real["tp"] / max(real["loops"], 1)
     para = results["per_kind"]["semantic"].get("loop:paraphrase", {})
     return (f"On `synth_test` the semantic stack reaches F1 {num(test['f1'])} with a hard-negative FPR of "
             f"{pct(test['hard_fpr'])} and a median delay of {results['overall']['semantic']['delay_median']:.0f} "
-            f"step(s). On the real traces its recall is {num(real['recall'])} ({real['tp']} of {real['loops']} "
+            f"step(s). On the real test halves its recall is {num(real['recall'])} ({real['tp']} of {real['loops']} "
             f"loops, {real['fp']} false alarm(s) on {real['negatives']} clean runs); paraphrase recall over all "
             f"files is {num(para.get('recall'))}.")
 
@@ -89,7 +105,7 @@ def targets(results: dict) -> str:
 def calibration(cal: dict) -> str:
     chosen, default, snippet = cal["chosen"], cal["default"], cal["snippet"]
     keys = {k: snippet[k] for k in ("call_threshold", "result_threshold") if k in snippet}
-    return (f"On our dev data (`real_dev` + `synth_dev`, {cal['traces']} traces, target FPR "
+    return (f"On our dev data (the dev halves of the real traces + `synth_dev`, {cal['traces']} traces, target FPR "
             f"{cal['target_fpr']:g}) it suggests `{json.dumps(keys)}` (recall {chosen['recall']:.3f}, FPR "
             f"{pct(chosen['fpr'])}) against the defaults' recall {default['recall']:.3f}, FPR {pct(default['fpr'])}.")
 

@@ -56,6 +56,10 @@ class Config:
     """Earlier matching steps needed to flag a repeat: 2 means the third occurrence is flagged
     (one retry is legitimate)."""
 
+    poll_repeats: int = 4
+    """Earlier matching steps needed when the result reports a status still in progress ("queued",
+    "Building"): waiting on a deploy polls the same call several times before it changes."""
+
     error_repeats: int = 2
     """Earlier steps with the same error (from related, possibly different, calls) needed to flag."""
 
@@ -74,6 +78,21 @@ class Config:
 
     max_clusters: int = 256
     """Bound on session-wide clusters (least recently used are dropped), keeping memory flat."""
+
+    message_tools: tuple[str, ...] = ("respond", "send_message", "ask_user", "reply", "message", "send_reply",
+                                      "ask_human", "ask_followup_question", "message_user", "ask_question",
+                                      "send_chat_message", "notify_user", "talk_to_user")
+    """Tools whose input is the agent's message to a person or another agent and whose output is
+    the answer (tau-bench's `respond`, `send_message`, `ask_user`, ...). Matched case-insensitively
+    on the tool name or its last `.`/`__`/`/` part (`mcp__chat__send_message`). Their steps feed
+    the conversation signal; `LoopGuard.record_message` records a message under the first name."""
+
+    message_threshold: float = 0.85
+    """Cosine similarity at which two of the agent's messages say the same thing (a reworded ask)."""
+
+    message_repeats: int = 2
+    """Earlier similar messages, with no new tool result in between, needed to flag a conversation
+    loop: 2 means the third time the agent asks for the same thing is flagged."""
 
     max_warnings: int = 2
     """Soft blocks before the hard block: the (max_warnings + 1)-th flag stops the run."""
@@ -113,11 +132,13 @@ class Config:
     def __post_init__(self) -> None:
         _check(self.detector in DETECTORS, f"detector must be one of {DETECTORS}, got {self.detector!r}")
         _check(self.embedding in EMBEDDINGS, f"embedding must be one of {EMBEDDINGS}, got {self.embedding!r}")
-        for name in ("call_threshold", "result_threshold", "related_threshold", "cluster_threshold"):
+        for name in ("call_threshold", "result_threshold", "related_threshold", "cluster_threshold",
+                     "message_threshold"):
             value = getattr(self, name)
             _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
         for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",
-                     "recovery_steps", "exact_window", "count_limit", "max_text_chars"):
+                     "recovery_steps", "exact_window", "count_limit", "max_text_chars", "message_repeats",
+                     "poll_repeats"):
             value = getattr(self, name)
             _check(isinstance(value, int) and value >= 1, f"{name} must be a positive integer, got {value!r}")
         _check(isinstance(self.max_warnings, int) and self.max_warnings >= 0,
@@ -129,6 +150,9 @@ class Config:
         periods = tuple(self.cycle_periods)
         _check(all(isinstance(p, int) and p >= 2 for p in periods), f"cycle_periods must be integers >= 2, got {periods!r}")
         object.__setattr__(self, "cycle_periods", periods)
+        names = (self.message_tools,) if isinstance(self.message_tools, str) else self.message_tools
+        _check(all(isinstance(n, str) and n for n in names), f"message_tools must be tool names, got {names!r}")
+        object.__setattr__(self, "message_tools", tuple(n.casefold() for n in names))
         object.__setattr__(self, "messages", dict(self.messages))
         overrides = {str(k): dict(v) for k, v in dict(self.tool_overrides).items()}
         for tool, knobs in overrides.items():
@@ -156,8 +180,9 @@ class Config:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown config key(s) {unknown}; known keys: {sorted(known)}")
-        if "cycle_periods" in data:
-            data["cycle_periods"] = tuple(data["cycle_periods"])
+        for key in ("cycle_periods", "message_tools"):
+            if key in data and not isinstance(data[key], str):
+                data[key] = tuple(data[key])
         return cls(**data)
 
     @classmethod
@@ -179,10 +204,11 @@ class Config:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["cycle_periods"] = list(self.cycle_periods)
+        data["message_tools"] = list(self.message_tools)
         return data
 
 
-_OVERRIDABLE = {"call_threshold", "result_threshold", "related_threshold", "cluster_threshold"}
+_OVERRIDABLE = {"call_threshold", "result_threshold", "related_threshold", "cluster_threshold", "message_threshold"}
 
 
 def _check(ok: bool, message: str) -> None:

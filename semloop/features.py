@@ -108,8 +108,20 @@ def action(tool_input: Any) -> Any:
     """The JSON-compatible input without its top-level commentary keys: what the call *does*."""
     value = to_jsonable(tool_input)
     if isinstance(value, dict):
-        value = {k: v for k, v in value.items() if k.casefold() not in COMMENTARY_KEYS}
+        kept = {k: v for k, v in value.items() if k.casefold() not in COMMENTARY_KEYS}
+        # commentary is only commentary next to an action: a `think` tool's thought IS its input
+        value = kept if kept or not value else value
     return value
+
+
+_TOOL_NAME_PART = re.compile(r"__|[./:]")
+
+
+def is_message_tool(tool: str, names: tuple[str, ...]) -> bool:
+    """Whether `tool` sends the agent's message to someone (`Config.message_tools`): its name, or
+    the last part of a namespaced name (`mcp__chat__send_message`, `Slack.send_message`)."""
+    name = tool.casefold()
+    return name in names or _TOOL_NAME_PART.split(name)[-1] in names
 
 
 def normalized_signature(tool: str, tool_input: Any) -> str:
@@ -177,9 +189,68 @@ def call_values(tool_input: Any) -> list[str]:
     return values
 
 
-def call_text(tool: str, values: list[str], limit: int) -> str:
-    """The call as a sentence-ish text for embedding: `tool: value; value`."""
-    return excerpt(f"{tool}: {'; '.join(values)}", limit)
+def call_text(tool: str, values: list[str], limit: int, message: bool = False) -> str:
+    """The call as a sentence-ish text for embedding: `tool: value; value`. For a message (see
+    `is_message_tool`) its text alone, or what it asks for (`message_asks`) when it asks anything."""
+    text = "; ".join(values)
+    if message:  # what is said, whichever tool carries it
+        return excerpt(message_asks(text) or text, limit)
+    return excerpt(f"{tool}: {text}", limit)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_ASK = re.compile(r"\?|\b(please|could you|can you|once you|when you|let me know|i need|i'll need|i will need|"
+                  r"need (your|the)|provide|share|send me|tell me|check (your|the))\b")
+# Offers and courtesies ("If you have any other questions...", "Would you like me to transfer you?")
+# close most customer-service messages whatever they say: they are not what the message asks for.
+# Neither is a request to confirm an action: its details change with every answer ("just the lamp,
+# not the bottle"), and asking again after a change is what a careful agent must do.
+_OFFER = re.compile(r"^(if|feel free|don.t hesitate|thank|you.re welcome|have a|great|sure|certainly|of course)\b|"
+                    r"any (other|more|further) (questions|assistance|help)|would you like|shall i|do you want me|"
+                    r"should i|\bconfirm|\byes\b|please note|anything else")
+
+
+_ID_LIKE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b(?=[\w-]*\d)[\w-]{4,}\b")
+
+
+def reply_answers(reply: str, message: str, limit: int = 2000) -> bool:
+    """Whether a reply to the agent's message gives an identifier-like answer the message did not
+    contain — an email, a zip code, an order or reservation number: the other side answered, so
+    the next ask is a new turn, not the same one again. ("I don't have it" gives none.)"""
+    found = set(_ID_LIKE.findall(reply[:limit].casefold()))
+    return bool(found - set(_ID_LIKE.findall(message[:limit].casefold())))
+
+
+_FILLER = frozenset("""a about after again all also am an and any are as ask at be been before being but by can
+could details did do does for from further get give go going got had has have help here how i i'll i'm if in
+information into is it it's its just know let like make may me more most my need needed no not now of on once
+one or other our please proceed provide provided provides providing see send share so some still sure tell
+than thank thanks that the their them then there these they this those to too up us very want was way we we'll
+were what when where which while who will with would yes you you'll you're your assist assistance happy able
+help helping check confirm continue look find following""".split())
+_WORD = re.compile(r"[a-z][a-z0-9_'-]*")
+
+
+# The last word of a piece of information one side asks the other for.
+_INFO_NOUNS = frozenset("id ids number numbers code address email name names date dates password pin account "
+                        "reference confirmation zip phone".split())
+
+
+def ask_terms(asks: str) -> frozenset[str]:
+    """The pieces of information a message asks for, as content word pairs ending in an
+    information noun ("reservation id", "zip code", "email address", "order number"), fillers and
+    courtesy words left out. Two asks naming the same piece ask for the same thing."""
+    words = [w for w in _WORD.findall(asks.casefold()) if w not in _FILLER and len(w) > 1]
+    return frozenset(f"{a} {b}" for a, b in zip(words, words[1:]) if b in _INFO_NOUNS and a not in _INFO_NOUNS)
+
+
+def message_asks(text: str, limit: int = 4000) -> str:
+    """The sentences of an agent's message that ask the other side for something (a question, a
+    "please provide", "once you have X, let me know"), courtesies and offers left out; "" when it
+    asks for nothing (an answer, a refusal, a goodbye). Two messages that ask for the same thing
+    are a conversation loop in the making; two answers that share a closing line are not."""
+    sentences = (s.strip() for s in _SENTENCE_END.split(text[:limit]))
+    return " ".join(s for s in sentences if s and _ASK.search(s.casefold()) and not _OFFER.search(s.casefold()))
 
 
 def _leaves(value: Any, out: list[str]) -> None:
@@ -230,6 +301,7 @@ _VOLATILE = re.compile(
     r"\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?"  # ISO timestamps
     r"|\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b"  # clock times
     r"|\b\d+(\.\d+)?\s?(ms|µs|us|ns|sec|secs|seconds|s)\b"  # durations
+    r"|\b(\d+h)?\d+m\d+(\.\d+)?s\b"  # 1m23.4s
     r"|\b0x[0-9a-f]{6,}\b"  # addresses
     r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # uuids
 )
@@ -258,6 +330,36 @@ def _mask(match: re.Match) -> str:
 _MASKED: dict[str, str] = {}  # candidate token → masked form (tokens such as "200ms" or "v2" repeat a lot)
 
 
+# Volatile values named by a key: process ids, attempt counters, request/trace ids; temp-file
+# names; relative times; spinner glyphs. Masked to `key #`, so "attempt 2 of 5 (pid 4312):
+# connection refused" is the same result on every retry. Plain hex (commit hashes) is not masked:
+# a new hash is news. Each pattern runs only when a cheap substring test says it can match.
+_VOLATILE_KEYED = re.compile(
+    r"\b(pid|attempt|try|retry|retrying|(?:request|req|trace|correlation|span|message|session|run|build|job)"
+    r"[ _-]?id|x-request-id|etag)(\s*[:=#]\s*|\s+)[\"']?[\w-]*\d[\w-]*")
+_KEYED_HINTS = ("pid", "attempt", "try", "retr", "_id", " id", "-id", "etag")
+_TEMP_NAME = re.compile(r"\btmp(?=[a-z_]*\d)[a-z0-9_]{6,}\b")
+_AGO = re.compile(r"\b\d+(\.\d+)?\s?(min|mins|minutes?|h|hrs?|hours?|days?|weeks?|s|secs?|seconds?|m|d|w) ago\b")
+_SPINNER = re.compile("[\u2800-\u28ff\u25d0-\u25d3\u25f4-\u25f7]+")
+KEYED_MASK_CHARS = 2000
+"""Keyed volatile values are masked in results up to this long (retry errors, status lines: where
+they decide "same result"); a pass over every web page would cost more than it finds."""
+
+
+def mask_keyed(text: str) -> str:
+    """`text` (normalized) with keyed volatile values, temp names, relative times and spinners
+    masked (see `_VOLATILE_KEYED`)."""
+    if any(hint in text for hint in _KEYED_HINTS):
+        text = _VOLATILE_KEYED.sub(lambda m: f"{m.group(1)} #", text)
+    if "tmp" in text:
+        text = _TEMP_NAME.sub("#", text)
+    if " ago" in text:
+        text = _AGO.sub("#", text)
+    if not text.isascii():
+        text = _SPINNER.sub("#", text)
+    return text
+
+
 # `cat -n` line numbers (Claude Code's Read output): the same file read with `cat` has none.
 _LINE_NUMBER = re.compile(r"(?m)^ *\d+\t")
 
@@ -271,7 +373,8 @@ def normalize_result(text: str) -> str:
     if "\t" in text:
         text = _LINE_NUMBER.sub("", text)
     # str.split() splits on exactly the characters `\s` matches: this is `_WS.sub(" ", text).strip()`
-    return _VOLATILE_CANDIDATE.sub(_mask, " ".join(text.split()).casefold())
+    text = _VOLATILE_CANDIDATE.sub(_mask, " ".join(text.split()).casefold())
+    return mask_keyed(text) if len(text) <= KEYED_MASK_CHARS else text
 
 
 # Error classes, most specific first: varied attempts failing for the same reason share one.
@@ -358,6 +461,61 @@ def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
 _MIX = 0xBF58476D1CE4E5B9  # splitmix64's multiplier: spreads crc32 values before taking the bottom k
 _MASK64 = (1 << 64) - 1  # numpy's uint64 product wraps; the pure-Python path masks to match
 _NUMPY_FROM = 200
+
+
+# Facts a result states: versions, commit hashes, long numbers, paths. `pip show x`, `pip list |
+# grep x` and `python -c "import x; print(x.__version__)"` word it differently, but all say 2.1.4.
+_FACT = re.compile(r"\b\d+\.\d+(?:\.\d+)+\b|\bv?\d+\.\d+\b(?!\.)|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b|"
+                   r"\b\d{5,}\b|(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w+")
+FACT_CHARS = 4000
+MAX_FACTS = 24
+
+
+def result_facts(normalized_result: str) -> frozenset[str]:
+    """The facts a (normalized) result states, from its first `FACT_CHARS` characters: version
+    numbers, hex hashes (by their 7-character prefix, as `git log --oneline` shows them), numbers
+    of 5+ digits, file paths (by their last part). Masked volatile values (`#`) are not facts."""
+    text = normalized_result[:FACT_CHARS]
+    if "http/" in text:  # the protocol version of an HTTP status line is not a fact about anything
+        text = _HTTP_VERSION.sub(" ", text)
+    found = _FACT.findall(text)[:MAX_FACTS]
+    return frozenset(f[:7] if _HEX.fullmatch(f) else f.rsplit("/", 1)[-1] for f in found)
+
+
+_HEX = re.compile(r"[0-9a-f]{8,40}")
+_HTTP_VERSION = re.compile(r"\bhttps?/\d(\.\d)?\b")
+
+
+def fact_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard overlap of two fact sets (0 when either states no fact)."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+# A status that is expected to change by itself: polling it again is waiting, not looping (yet).
+_PENDING = re.compile(r"\b(pending|queued|in[ _-]?progress|running|building|deploying|starting|initializing|"
+                      r"provisioning|waiting|processing|not ready|creating|scheduled|rolling out|syncing|"
+                      r"in_transit|booting|restarting|updating)\b")
+
+
+def is_pending(normalized_result: str) -> bool:
+    """Whether a result reports a status still in progress ("STATUS: queued", "Building…") in its
+    first 400 characters."""
+    return bool(_PENDING.search(normalized_result[:400]))
+
+
+def skeleton_signature(tool: str, tool_input: Any) -> str:
+    """The normalized signature with small standalone numbers replaced by `#`: calls that differ
+    only in a creeping number (`max_depth` 2, 3, 4…, a growing `limit`, `sleep 5` → `sleep 10`)
+    share it; calls on different ids (`T-79797`, `/orders/3462`, `8349118980`) do not."""
+    text = canonical_json([normalize_text(tool), normalize_value(action(tool_input))])
+    return digest(_NUMBER.sub("#", text))
+
+
+# A small standalone number (an option value); not a part of an id (`T-79797`, `#W123`, `/orders/3462`)
+# nor a long number (ids again): only the former creep.
+_NUMBER = re.compile(r"(?<![\w#.\-/])\d{1,4}(?:\.\d+)?(?![\w\-/])")
 
 
 TINY_RESULT = 8

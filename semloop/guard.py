@@ -139,6 +139,27 @@ class LoopGuard:
 
     update = record  # river-style alias
 
+    def record_message(self, text: str, reply: Any = None) -> Verdict:
+        """Record the agent's message to the user (or to another agent) and the reply, if any.
+
+        Conversation mode: an agent that asks for the same thing again and again — reworded —
+        while the answers differ is in a loop that no tool result shows. This is `record` with the
+        first of `Config.message_tools` as the tool and ``{"content": text}`` as the input; calls
+        of any tool named in `message_tools` (tau-bench's `respond`, `send_message`, ...) are
+        messages already and need no extra call.
+
+        >>> guard = LoopGuard()
+        >>> v = guard.record_message("Could you please provide your reservation ID?", "I don't have it.")
+        >>> v = guard.record_message("I need your reservation ID to continue. Could you please provide it?",
+        ...                          "I told you, I don't have it.")
+        >>> v = guard.record_message("Please provide your reservation ID so I can continue.",
+        ...                          "Can't you look it up by my name?")
+        >>> v.action, v.signals[0].kind, v.signals[0].related_steps
+        ('warn', 'conversation', (0, 1))
+        """
+        tool = self.config.message_tools[0] if self.config.message_tools else "message"
+        return self.record(tool, {"content": "" if text is None else str(text)}, reply)
+
     # -- internals -------------------------------------------------------------------------
 
     def _failed(self, exc: Exception) -> Verdict:
@@ -161,8 +182,11 @@ class LoopGuard:
         sketch, size = features.result_sketch(result)
         exact_sig, norm_sig, values = features.call_signatures(tool, tool_input)
         vec = None
+        is_message = features.is_message_tool(tool, cfg.message_tools)
+        entities = features.entities(values)
+        asks = features.message_asks(" ".join(values)) if is_message else ""
         if cfg.detector == "semantic":
-            vec = self._embed([features.call_text(tool, values, cfg.max_text_chars)])[0]
+            vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
             index=self.state.steps_seen,
             tool=tool,
@@ -175,10 +199,17 @@ class LoopGuard:
             result_size=size,
             is_error=is_error or error_class is not None,  # "Permission denied" on stdout is an error too
             error_class=error_class,
-            entities=features.entities(values),
+            entities=entities,
             input_words=features.input_words(values),
             short_words=features.short_result_words(result, size),
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
+            is_message=is_message,
+            asks=bool(asks),
+            ask_terms=features.ask_terms(asks) if asks else frozenset(),
+            answered=is_message and features.reply_answers(text, " ".join(values)),
+            facts=features.result_facts(result) - entities,  # a result echoing the call's path states nothing new
+            skeleton_sig=features.skeleton_signature(tool, tool_input),
+            pending=error_class is None and features.is_pending(result),
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -205,11 +236,15 @@ class LoopGuard:
     def _apply(self, step: StepRecord) -> Verdict:
         state, cfg = self.state, self.config.for_tool(step.tool)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        step.novel = not step.is_error and all(signals.result_match(step, prev, containment=True)
-                                                   < cfg.result_threshold for prev in state.window)
+        # new = not an error, not empty, and neither the same content nor the same facts as a window step
+        step.novel = not step.is_error and step.result_size > 0 and all(
+            signals.result_match(step, prev, containment=True) < cfg.result_threshold
+            and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window)
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
+        if _is_work(step, state):
+            state.last_work = step.index
 
         state.window.append(step)
         state.steps_seen += 1
@@ -261,6 +296,18 @@ def _redacted(step: StepRecord) -> StepRecord:
     step.input_words = redact_words(step.input_words)
     step.short_words = redact_words(step.short_words)
     return step
+
+
+def _is_work(step: StepRecord, state: SessionState) -> bool:
+    """A tool call that did something: not an error, with some output, and either a new call or a
+    new result. (A successful write whose result looks like an earlier read is work; a `think`
+    step, with no output, is not.) A message is work only when its reply answered with a new
+    identifier (`features.reply_answers`). Work ends a conversation loop; talk does not."""
+    if step.is_message:
+        return step.answered
+    if step.is_error or step.result_size == 0:
+        return False
+    return step.novel or all(prev.norm_sig != step.norm_sig for prev in state.window)
 
 
 def _steps_text(steps: Sequence[int]) -> str:

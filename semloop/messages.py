@@ -37,6 +37,7 @@ REASONS: dict[str, dict[str, str]] = {
         "same_result": "the same error or result from varied attempts",
         "cycle": "a repeating cycle of calls with unchanged results",
         "cluster": "this kind of call keeps returning without new results",
+        "conversation": "the same message again (reworded) while nothing new was looked up or done",
     },
     "zh": {
         "exact": "相同的调用和结果",
@@ -45,6 +46,7 @@ REASONS: dict[str, dict[str, str]] = {
         "same_result": "不同尝试得到相同的错误或结果",
         "cycle": "调用循环往复且结果不变",
         "cluster": "同类调用反复出现却没有新结果",
+        "conversation": "重复发送相同（或换了说法）的消息，期间没有查询或执行任何新操作",
     },
 }
 

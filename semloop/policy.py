@@ -8,7 +8,7 @@ from .state import SessionState
 from .verdict import Action, Signal
 
 # Order in which signal kinds explain a verdict (most specific first).
-KIND_ORDER = ("exact", "normalized", "paraphrase", "cycle", "same_result", "cluster")
+KIND_ORDER = ("exact", "normalized", "paraphrase", "cycle", "same_result", "conversation", "cluster")
 
 
 def escalate(state: SessionState, signals: list[Signal], made_progress: bool, cfg: Config) -> Action:

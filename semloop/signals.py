@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, content_similarity, entity_overlap
+from .features import SHORT_RESULT, content_similarity, entity_overlap, fact_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -24,6 +24,9 @@ ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least thi
 GENERIC_ERRORS = frozenset({"exit", "error", "other"})
 ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
 SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap
+SAME_FACTS = 0.8  # reworded calls whose results state (nearly) the same facts: versions, hashes, paths
+SAME_ASK_SIMILARITY = 0.7  # messages naming the same requested thing need only this similarity
+FACT_RESULT = 80  # ... in brief results (distinct words), where the facts are what the result says
 
 
 # -- pairwise relations ----------------------------------------------------------------------
@@ -60,6 +63,18 @@ def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> flo
     return max(jaccard, contained) if containment else jaccard
 
 
+def same_facts(a: StepRecord, b: StepRecord) -> float:
+    """Two results in different words stating the same facts (`pip show x` and `python -c "print(
+    x.__version__)"` both say 2.1.4; `git log -1` and `git rev-parse HEAD` name one commit): the
+    Jaccard overlap of their fact sets (`features.result_facts`, less what echoes the call), 0
+    when either states none. Only for brief
+    results (`FACT_RESULT` distinct words or fewer): a web page or a JSON record names many
+    versions, ids and paths that other pages share."""
+    if max(a.result_size, b.result_size) > FACT_RESULT or a.is_message or b.is_message:
+        return 0.0  # (a message's result is the other side's reply: its facts are theirs)
+    return fact_overlap(a.facts, b.facts)
+
+
 def same_short_result(a: StepRecord, b: StepRecord) -> bool:
     """Two short results that are equal once the words echoing either call are left out:
     `{"city": "TYO", "temp": 36}` for city=TYO and `{"city": "Tokyo", "temp": 36}` for city=Tokyo."""
@@ -88,9 +103,16 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     if kind != "paraphrase":
         res_sim = result_match(a, b)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
+    if a.is_message or b.is_message:
+        return None  # reworded messages are judged on what they ask for (`repeated_message`)
+    if a.skeleton_sig == b.skeleton_sig:  # only a number crept (depth, limit, timeout): same result = no news
+        res_sim = result_match(a, b, containment=True)
+        return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
     if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= SHORT_RESULT:
         return kind, call_sim  # the very same substantial result from related calls
+    if not (a.is_error or b.is_error) and related(a, b, cfg) and (facts := same_facts(a, b)) >= SAME_FACTS:
+        return kind, facts  # reworded commands whose outputs differ in form, not in what they say
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
     if call_sim < cfg.call_threshold:
@@ -114,8 +136,14 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     A similar call whose result changes (polling a moving status, paginating, a failing test list
     that shrinks) does not count: only repeats that return the same content do.
     """
+    needed = cfg.poll_repeats if step.pending else cfg.min_repeats
     matches = [(prev.index, m) for prev in since_progress(state) if (m := same_step(step, prev, cfg))]
-    if len(matches) < cfg.min_repeats:
+    if len(matches) < needed and step.is_error:
+        # The very same call failing the very same way, again: whatever happened in between (a
+        # calculation, a note to self) did not change the call, so it was not progress for it.
+        matches = [(prev.index, m) for prev in state.window
+                   if prev.is_error and (m := same_step(step, prev, cfg)) and m[0] != "paraphrase"]
+    if len(matches) < needed:
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
     score = min(m[1] for _, m in matches)
@@ -154,6 +182,8 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
 
 def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
     """A-B-A-B or A-B-C-A-B-C: the last two full cycles match call for call, results unchanged."""
+    if step.pending:
+        return None  # sleep / check-status alternation: waiting (repeated_call counts the checks, patiently)
     recent = list(state.window)
     for period in cfg.cycle_periods:
         if len(recent) + 1 < 2 * period:
@@ -170,6 +200,34 @@ def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
         else:
             return Signal("cycle", min(scores), tuple(s.index for s in seq[:-1]))
     return None
+
+
+def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """Conversation loops: the agent's message (`Config.message_tools`, `LoopGuard.record_message`)
+    asks for what its last `message_repeats` asking messages asked for — reworded or not — and no
+    tool call brought anything new in between. The replies are not compared: a user who answers
+    differently every time ("I don't have it", "can't you look it up?") is exactly the case where
+    asking again is the loop. Only what a message asks for is compared (`features.message_asks`,
+    embedded as the step's call vector): answers, refusals and the courtesy lines that close most
+    messages are not asks, and a conversation that moves from one question to the next is work.
+    All pairs of the group must be `message_threshold` similar.
+    """
+    if not (step.is_message and step.asks) or step.call_vec is None:
+        return None
+    group = [prev for prev in state.window if prev.is_message and prev.asks and prev.index > state.last_work
+             and prev.call_vec is not None][-cfg.message_repeats:]
+    if len(group) < cfg.message_repeats:
+        return None
+    vecs = np.stack([p.call_vec for p in group] + [step.call_vec])
+    sims = vecs @ vecs.T
+    score = float(sims[np.triu_indices(len(vecs), 1)].min())
+    # Asking for the same named thing ("reservation id") every time is the same ask even when the
+    # sentences around it differ more than `message_threshold` allows; still loosely alike.
+    same_object = bool(frozenset.intersection(step.ask_terms, *(p.ask_terms for p in group)))
+    if score < cfg.message_threshold and not (same_object and score >= SAME_ASK_SIMILARITY):
+        return None
+    return Signal("conversation", score, tuple(p.index for p in group),
+                  f"{len(group) + 1} messages asking for the same thing, no new tool result in between")
 
 
 def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
@@ -214,7 +272,8 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         cluster.stale += 1
     else:
         cluster.results.append((step.result_hash, step.result_sketch, step.result_size))
-    if is_stale and cluster.stale >= cfg.cluster_stale_limit:
+    limit = max(cfg.cluster_stale_limit, cfg.poll_repeats) if step.pending else cfg.cluster_stale_limit
+    if is_stale and cluster.stale >= limit:
         return Signal("cluster", max(best_sim, 0.0), related,
                       f"{cluster.members} similar calls, {cluster.stale} without a new result")
     return None
@@ -303,7 +362,7 @@ def crewai_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal |
     return None
 
 
-SEMANTIC: tuple[SignalFn, ...] = (repeated_call, repeated_result, cycle, update_clusters)
+SEMANTIC: tuple[SignalFn, ...] = (repeated_call, repeated_result, cycle, repeated_message, update_clusters)
 BASELINES: dict[str, tuple[SignalFn, ...]] = {
     "exact": (exact_window,),
     "normalized": (normalized_window,),

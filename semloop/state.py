@@ -34,6 +34,13 @@ class StepRecord:
     call_preview: str  # short text for messages
     novel: bool = True  # its result matched nothing in the window (errors are never novel)
     cluster: int = -1
+    is_message: bool = False  # the agent's message to someone (Config.message_tools); output = the reply
+    asks: bool = False  # a message that asks for something (features.message_asks)
+    answered: bool = False  # a message whose reply gave a new identifier (features.reply_answers)
+    ask_terms: frozenset = frozenset()  # content word pairs of what a message asks for (features.ask_terms)
+    facts: frozenset = frozenset()  # versions, hashes, long numbers, paths the result states (features.result_facts)
+    skeleton_sig: str = ""  # normalized signature with numbers masked (features.skeleton_signature)
+    pending: bool = False  # the result reports a status still in progress (features.is_pending)
 
 
 @dataclass(slots=True)
@@ -48,7 +55,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 
@@ -61,6 +68,7 @@ class SessionState:
     tool_counts: Counter = field(default_factory=Counter)
     steps_seen: int = 0
     last_novel: int = -1  # index of the latest step that brought a new result: progress
+    last_work: int = -1  # the same, counting tool calls only (a reply to a message is always new)
     warnings: int = 0
     clean_streak: int = 0
     stopped: bool = False

@@ -137,7 +137,8 @@ def prepare(datasets: Sequence[Dataset], base: Config, progress: bool = False) -
                     record = feature_guard._step(tool, step.input, step.output, bool(step.is_error))
                     record.index = i
                     records.append(record)
-                    texts.append(features.call_text(tool, features.call_values(step.input), base.max_text_chars))
+                    texts.append(features.call_text(tool, features.call_values(step.input), base.max_text_chars,
+                                                    record.is_message))
                 hard = not loop and ((neg is not None and neg not in EASY_NEGATIVE_KINDS) or not annotated)
                 out.append(Prepared(ds.name, trace, records, texts, loop, onset, kind, neg, hard))
                 bar.update(1)

@@ -189,6 +189,12 @@ def _agent_steps(guard: LoopGuard, params: dict[str, Any], max_turns: int,
             continue
         calls = [b for b in response.content if getattr(b, "type", None) == "tool_use"]
         if response.stop_reason != "tool_use" or not calls:
+            if response.stop_reason == "end_turn" and _text(response):
+                # the agent's message to the user: with a guard kept across user turns, asking the same
+                # thing turn after turn is a conversation loop (`LoopGuard.record_message`)
+                said = guard.record_message(_text(response))
+                if said.action != "allow":
+                    verdicts.append(said)
             return AgentResult(_text(response), response.stop_reason or "end_turn", tuple(verdicts), messages,
                                usage, turns)
 
