@@ -46,8 +46,7 @@ def table(results: dict) -> str:
                     f"| {pct(real_fpr)} | {num(dev['f1'])} "
                     f"| {num(test['precision'])} / {num(test['recall'])} / **{num(test['f1'])}** | {pct(test['hard_fpr'])} "
                     f"| {num(results['overall'][name]['delay_median'])} | {lat['p50_ms']:.2f} | {lat['p50_vs_exact']:.1f} |")
-    return "
-".join(rows)
+    return "\n".join(rows)
 
 
 def data(results: dict) -> str:
@@ -55,13 +54,11 @@ def data(results: dict) -> str:
     return (f"- Who&When (`real_dev.jsonl`): real Magentic-One web/file and AG2 code-executing runs, labeled by "
             f"reading them (ag2ai/Agents_Failure_Attribution, MIT, see `LICENSE-who-and-when.txt`), split by "
             f"`benchmarks/split_real.py` into dev ({d['whowhen.dev']['traces']} runs, {d['whowhen.dev']['loops']} loops) "
-            f"and test ({d['whowhen.test']['traces']} runs, {d['whowhen.test']['loops']} loops).
-"
+            f"and test ({d['whowhen.test']['traces']} runs, {d['whowhen.test']['loops']} loops).\n"
             f"- tau airline (`real_tau_airline_dev.jsonl`): real gpt-4o customer-service conversations "
             f"(sierra-research/tau-bench, MIT), split by task into dev ({d['tau_airline.dev']['traces']} runs, "
             f"{d['tau_airline.dev']['loops']} loops) and test ({d['tau_airline.test']['traces']} runs, "
-            f"{d['tau_airline.test']['loops']} loops).
-"
+            f"{d['tau_airline.test']['loops']} loops).\n"
             f"- `synth_dev.jsonl` / `synth_test.jsonl`: {d['synth_dev']['traces']} and {d['synth_test']['traces']} traces "
             f"({d['synth_dev']['loops']} and {d['synth_test']['loops']} loops) from the seeded generator")
 
