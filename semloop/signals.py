@@ -141,8 +141,11 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     if len(matches) < needed and step.is_error:
         # The very same call failing the very same way, again: whatever happened in between (a
         # calculation, a note to self) did not change the call, so it was not progress for it.
+        # "The very same way" is the same error text once volatile parts are masked: a test run
+        # whose failure list shrank after an edit is failing less, which is progress.
         matches = [(prev.index, m) for prev in state.window
-                   if prev.is_error and (m := same_step(step, prev, cfg)) and m[0] != "paraphrase"]
+                   if prev.is_error and prev.result_hash == step.result_hash
+                   and (m := same_step(step, prev, cfg)) and m[0] != "paraphrase"]
     if len(matches) < needed:
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
