@@ -1,0 +1,152 @@
+"""Rules that a one-line mutation once changed with every other test still green (issue 14.2).
+Each test names the mutation it catches; tests/MUTATION.md lists how they were checked."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from semloop import Config, LoopGuard, features, policy, signals
+from semloop.integrations import claude_code as cc
+from semloop.state import SessionState
+from semloop.verdict import Signal
+
+from conftest import bash_event, stored
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- Claude Code: the hook does not count its own denials ----------------------------------------
+# Mutation: drop `if "semloop blocked this" in output: return {}` in handle_event → the denied
+# retry that Claude Code reports as a failure is recorded as one more step of the loop, and the
+# second one ends the run although the agent never ran the call again.
+
+def _deny_reason(db: Path, command: str, output: str) -> str:
+    for _ in range(8):
+        pre = cc.handle_event(bash_event("PreToolUse", command), db=str(db))
+        if pre:
+            return pre["hookSpecificOutput"]["permissionDecisionReason"]
+        cc.handle_event(bash_event("PostToolUse", command, stderr=output), db=str(db))
+    raise AssertionError("the loop was never denied")
+
+
+def test_claude_code_hook_ignores_failures_that_are_its_own_denials(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEMLOOP_HOOK_SERVER", "0")
+    db = tmp_path / "state.sqlite3"
+    command, output = "python manage.py migrate", "django.db.utils.OperationalError: no such table: auth_user"
+    reason = _deny_reason(db, command, output)
+    assert "semloop blocked this" in reason
+    before = stored(db, "sess-1")
+    denied = bash_event("PostToolUseFailure", command, error=f"Hook PreToolUse:Bash denied this tool: {reason}",
+                        is_interrupt=False)
+    assert [cc.handle_event(denied, db=str(db)) for _ in range(3)] == [{}, {}, {}]
+    after = stored(db, "sess-1")
+    assert (after.steps_seen, after.warnings, after.stopped) == (before.steps_seen, before.warnings, False)
+    # a real failure of the same call is still recorded (and, the loop being at its limit, stops)
+    failed = bash_event("PostToolUseFailure", command, error=output, is_interrupt=False)
+    assert cc.handle_event(failed, db=str(db)).get("continue") is False
+    assert stored(db, "sess-1").steps_seen == before.steps_seen + 1
+
+
+# -- policy.escalate: `recovery_steps` clean steps forgive one warning, not one more -------------
+# Mutation: `state.clean_streak >= cfg.recovery_steps` → `>`.
+
+@pytest.mark.parametrize("recovery_steps", [1, 3])
+def test_exactly_recovery_steps_of_progress_forgive_one_warning(recovery_steps):
+    cfg = Config(recovery_steps=recovery_steps, max_warnings=2)
+    state = SessionState.new(8)
+    flag = [Signal("exact", 1.0, (0,))]
+    assert policy.escalate(state, flag, False, cfg) == "warn"
+    assert policy.escalate(state, flag, False, cfg) == "warn"
+    assert state.warnings == 2
+    for _ in range(recovery_steps - 1):
+        assert policy.escalate(state, [], True, cfg) == "allow"
+    assert state.warnings == 2, "forgiven one step early"
+    policy.escalate(state, [], True, cfg)
+    assert (state.warnings, state.clean_streak) == (1, 0), "not forgiven after exactly recovery_steps"
+    # a step without progress neither counts nor breaks... it simply is not progress
+    policy.escalate(state, [], False, cfg)
+    assert state.clean_streak == 0 and state.warnings == 1
+
+
+def test_forgiven_warning_lets_the_guard_warn_again_instead_of_stopping():
+    """The same boundary seen through LoopGuard: after max_warnings flags and recovery_steps novel
+    steps, the next flag warns (it would stop with `>`)."""
+    guard = LoopGuard(Config(detector="exact", max_warnings=1, recovery_steps=2))
+    call = ("bash", {"command": "pytest tests/test_api.py"}, "FAILED tests/test_api.py::test_login - KeyError")
+    assert [guard.record(*call).action for _ in range(3)] == ["allow", "allow", "warn"]
+    for i in range(2):
+        assert guard.record("bash", {"command": f"cat src/mod_{i}.py"}, f"def handler_{i}(): return {i}\n").action == "allow"
+    assert guard.state.warnings == 0
+    again = [guard.record(*call).action for _ in range(3)]
+    assert [a for a in again if a != "allow"][:1] == ["warn"], again
+
+
+# -- features.result_head: a first line of fewer than HEAD_WORDS distinct words names nothing ----
+# Mutations: HEAD_WORDS 6 → 5 or 7, `>=` → `>`, or the rule dropped (every head digested).
+
+def test_result_head_needs_head_words_distinct_words_on_the_first_line():
+    assert features.HEAD_WORDS == 6
+    six = "Billing service reference guide version two\nbody"   # 6 distinct words
+    five = "Billing service reference guide version\nbody"      # 5
+    repeated = "error error error error error error error\nbody"  # 1 distinct word, 7 tokens
+    assert features.result_head(six) == features.digest(features.normalize_result(six.splitlines()[0]))
+    assert features.result_head(five) == ""
+    assert features.result_head(repeated) == ""
+    assert features.result_head("\n\n  \nExit code 1\nTraceback ...") == ""
+    assert features.result_head("") == ""
+
+
+def _result_step(guard: LoopGuard, text: str):
+    return guard._step("bash", {"command": "make report"}, text, False)
+
+
+def _bodies(seed: int) -> tuple[str, str]:
+    """Two long bodies sharing about two thirds of their words (Jaccard between 0.6 and 0.8)."""
+    rng = random.Random(seed)
+    shared = [f"shared{i}" for i in range(60)]
+    a = shared + [f"onlya{i}" for i in range(14)]
+    b = shared + [f"onlyb{i}" for i in range(14)]
+    rng.shuffle(a)
+    rng.shuffle(b)
+    return " ".join(a), " ".join(b)
+
+
+def test_same_short_first_line_does_not_make_results_the_same():
+    guard = LoopGuard(Config(detector="exact"))
+    body_a, body_b = _bodies(1)
+    short = "Exit code 1"
+    a, b = _result_step(guard, f"{short}\n{body_a}"), _result_step(guard, f"{short}\n{body_b}")
+    jaccard, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
+    assert signals.SAME_HEAD_JACCARD <= jaccard < 0.8
+    assert signals.result_match(a, b) == pytest.approx(jaccard)  # no same-subject boost
+    title = "Quarterly billing report for the Lisbon warehouse team"
+    a, b = _result_step(guard, f"{title}\n{body_a}"), _result_step(guard, f"{title}\n{body_b}")
+    j2, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
+    assert signals.result_match(a, b) == pytest.approx(1.0 - (1.0 - j2) / 2)  # same page: boosted
+
+
+# -- the generator: the last entry of a short template list is test-only ------------------------
+# Mutation: drop `return lst[:-1]` for short lists in Ctx._pool → dev sees test's templates.
+
+def _generator():
+    path = ROOT / "benchmarks" / "generate.py"
+    spec = importlib.util.spec_from_file_location("semloop_bench_generate_pinned", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generator_holds_the_last_entry_of_short_lists_out_of_dev():
+    gen = _generator()
+    for n in (3, 5, 7):
+        templates = [f"template-{i}" for i in range(n)]
+        dev = {gen.Ctx(random.Random(s), "dev").choice(templates) for s in range(400)}
+        test = {gen.Ctx(random.Random(s), "test").choice(templates) for s in range(400)}
+        assert dev == set(templates[:-1]), n
+        assert test == set(templates), n
