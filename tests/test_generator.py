@@ -231,3 +231,16 @@ def test_cli_writes_both_files(tmp_path):
         lines = (tmp_path / f"synth_{s}.jsonl").read_text().splitlines()
         assert len(lines) == 12
         assert all(json.loads(x)["id"].startswith(f"synth-{s}-") for x in lines)
+
+
+# ---------------------------------------------------------------- short-list hold-out (issue 14.2)
+# Mutation: drop `return lst[:-1]` for short lists in Ctx._pool → dev sees test's templates.
+def test_generator_holds_the_last_entry_of_short_lists_out_of_dev():
+    import random
+
+    for n in (3, 5, 7):
+        templates = [f"template-{i}" for i in range(n)]
+        dev = {gen.Ctx(random.Random(s), "dev").choice(templates) for s in range(400)}
+        test = {gen.Ctx(random.Random(s), "test").choice(templates) for s in range(400)}
+        assert dev == set(templates[:-1]), n
+        assert test == set(templates), n
