@@ -474,7 +474,8 @@ def cmd_install(args: Any) -> int:
     print(f"  command: {command}")
     if backup:
         print(f"  backup:  {backup}")
-    print("  Claude Code picks up hook changes in new sessions (or review them with /hooks).")
+    print("  Claude Code reloads its settings files itself: running sessions use the hooks from their "
+          "next tool call (list them with /hooks).")
     return 0
 
 
