@@ -124,3 +124,36 @@ def test_same_short_first_line_does_not_make_results_the_same():
     a, b = _result_step(guard, f"{title}\n{body_a}"), _result_step(guard, f"{title}\n{body_b}")
     j2, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
     assert signals.result_match(a, b) == pytest.approx(1.0 - (1.0 - j2) / 2)  # same page: boosted
+
+
+# -- survivors of the mutation run (tests/MUTATION.md) --------------------------------------------
+
+def _weather(guard: LoopGuard, city: str, temp: int, extra: str = ""):
+    return guard._step("get_weather", {"city": city}, f'{{"city": "{city}", "temp_c": {temp}{extra}}}', False)
+
+
+def test_same_short_result_ignores_the_words_that_echo_the_call():
+    guard = LoopGuard(Config(detector="exact"))
+    tokyo, tyo = _weather(guard, "Tokyo", 36), _weather(guard, "TYO", 36)
+    assert tokyo.short_words and tyo.short_words
+    assert signals.same_short_result(tokyo, tyo) and signals.same_short_result(tyo, tokyo)
+    assert not signals.same_short_result(tokyo, _weather(guard, "TYO", 12))  # the news differs
+    assert not signals.same_short_result(tokyo, _weather(guard, "TYO", 36, ', "rain": true'))  # one word more
+    empty = guard._step("get_weather", {"city": "Tokyo"}, "", False)
+    assert not signals.same_short_result(tokyo, empty) and not signals.same_short_result(empty, tokyo)
+    echo_only = guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False)
+    assert not signals.same_short_result(echo_only, guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False))
+
+
+def test_call_match_scores_and_a_missing_vector():
+    guard = LoopGuard(Config(detector="exact"))
+    a = guard._step("bash", {"command": "ls -la build"}, "x", False)
+    b = guard._step("bash", {"command": "ls  -la ./build/"}, "x", False)
+    c = guard._step("bash", {"command": "make test"}, "x", False)
+    assert signals.call_match(a, a) == ("exact", 1.0)
+    assert signals.call_match(a, b) == ("normalized", 1.0)
+    assert signals.call_match(a, c) == ("paraphrase", 0.0)  # no vectors (exact detector): no similarity
+    semantic = LoopGuard(Config())
+    with_vec = semantic._step("bash", {"command": "make test"}, "x", False)
+    assert with_vec.call_vec is not None
+    assert signals.call_match(with_vec, a) == ("paraphrase", 0.0) == signals.call_match(a, with_vec)
