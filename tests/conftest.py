@@ -11,6 +11,15 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["ci_no_skip"]  # under CI (CI=true) a skip is a failure: see tests/ci_no_skip.py
 
 
+@pytest.fixture
+def semloop_cmd():
+    """The installed console script, run as a real subprocess (falls back to `python -m semloop`)."""
+    import shutil
+
+    exe = shutil.which("semloop")
+    return [exe] if exe else [sys.executable, "-m", "semloop"]
+
+
 # -- Claude Code hook payloads, shared by the hook and hook-server tests ----------------------
 
 def bash_event(name: str, command: str, stdout: str = "", stderr: str = "", session: str = "sess-1",
