@@ -157,3 +157,10 @@ def test_call_match_scores_and_a_missing_vector():
     with_vec = semantic._step("bash", {"command": "make test"}, "x", False)
     assert with_vec.call_vec is not None
     assert signals.call_match(with_vec, a) == ("paraphrase", 0.0) == signals.call_match(a, with_vec)
+
+
+def test_verdict_signals_are_ordered_most_specific_first():
+    """policy.ordered: KIND_ORDER ranks the kinds; kinds it does not know (baselines) go last."""
+    found = [Signal("cluster", 0.9, (1,)), Signal("count", 1.0, (0,)), Signal("exact", 1.0, (2,)),
+             Signal("cycle", 0.95, (0, 1)), Signal("paraphrase", 0.9, (2,))]
+    assert [s.kind for s in policy.ordered(found)] == ["exact", "paraphrase", "cycle", "cluster", "count"]
