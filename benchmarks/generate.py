@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import textwrap
 
@@ -220,11 +221,24 @@ class Ctx:
         n = len(lst)
         if n >= 8:
             if self.split == "dev":
-                return [x for i, x in enumerate(lst) if i % 4 != 3]
-            return [x for i, x in enumerate(lst) if i % 4 != 1]
-        if n >= 3 and self.split == "dev":
-            return lst[:-1]  # last template of short lists is held out for test
-        return list(lst)
+                base = [x for i, x in enumerate(lst) if i % 4 != 3]
+            else:
+                base = [x for i, x in enumerate(lst) if i % 4 != 1]
+        elif n >= 3 and self.split == "dev":
+            base = lst[:-1]  # last template of short lists is held out for test
+        else:
+            base = list(lst)
+        # An item held out of one vocabulary list is held out of every list (sqlalchemy is both a
+        # THIRD_PARTY import and a PY_PKGS package): the partition is by item, not by list.
+        if id(lst) in _CONST_LIST_IDS and id(lst) not in _PARTITIONED_IDS:
+            return base  # grammar (see PARTITIONED)
+        kept = self.allowed(base)
+        return kept or base
+
+    def allowed(self, lst):
+        """`lst` without the items that name something held out of this split (`Kafka 3.7` in dev)."""
+        banned = _TEST_ONLY if self.split == "dev" else _DEV_ONLY
+        return [x for x in lst if not _names_any(x, banned)]
 
     def choice(self, lst):
         return self.r.choice(self.pool(lst))
@@ -372,7 +386,7 @@ class Code:
         lines = ["from __future__ import annotations", ""] + [f"import {m}" for m in imps]
         lines.append("from typing import Any, Optional")
         lines.append("")
-        for m in c.r.sample(THIRD_PARTY, c.rint(0, 2)):
+        for m in c.sample(THIRD_PARTY, c.rint(0, 2)):
             lines.append(f"import {m}")
         other = c.choice(MODULES)
         lines.append(f"from {pkg}.{other} import {c.choice(VERBS)}_{c.choice(NOUNS)}")
@@ -413,7 +427,7 @@ class Code:
                  f"  host: {c.r.choice(['db.internal', 'localhost', 'postgres', '10.0.3.12'])}", f"  port: {c.r.choice([5432, 5433, 6432])}",
                  f"  pool_size: {c.rint(2, 40)}", f"  statement_timeout_ms: {c.rint(1, 60) * 1000}", "cache:",
                  f"  backend: {c.r.choice(['redis', 'memcached', 'memory'])}", f"  ttl_seconds: {c.rint(30, 86400)}"]
-        for sec in c.r.sample(MODULES, c.rint(2, 5)):
+        for sec in c.sample(MODULES, c.rint(2, 5)):
             lines.append(f"{sec}:")
             for at in c.r.sample(ATTRS, c.rint(1, 4)):
                 lines.append(f"  {at}: {c.r.choice([str(c.rint(1, 900)), 'true', 'false', repr(c.choice(NOUNS))])}")
@@ -436,7 +450,7 @@ class Code:
 
     def pyproject(self, pkg):
         c = self.c
-        deps = c.r.sample(THIRD_PARTY, c.rint(2, 6))
+        deps = c.sample(THIRD_PARTY, c.rint(2, 6))
         return (f'[project]\nname = "{pkg}"\nversion = "{c.rint(0, 3)}.{c.rint(0, 20)}.{c.rint(0, 9)}"\nrequires-python = ">=3.{c.r.choice([9, 10, 11])}"\n'
                 "dependencies = [\n" + "".join(f'    "{d}>={c.rint(1, 3)}.{c.rint(0, 30)}",\n' for d in deps) + "]\n\n"
                 '[tool.pytest.ini_options]\ntestpaths = ["tests"]\naddopts = "-ra"\n')
@@ -450,7 +464,7 @@ def prose(c: Ctx, words, n):
     sents = []
     for tmpl in c.r.sample(SENTENCES, min(n, len(SENTENCES))):
         sents.append(tmpl.format(
-            Topic=words[0].capitalize(), tech=c.r.choice(words[1:] or TECH), noun=c.choice(NOUNS),
+            Topic=words[0].capitalize(), tech=c.r.choice(words[1:] or c.pool(TECH)), noun=c.choice(NOUNS),
             n=c.rint(3, 64), k=c.rint(4, 70), v1=c.rint(1, 9), v2=c.rint(0, 30), month=c.r.choice(MONTHS),
             year=c.rint(2019, 2024), Company=c.choice(COMPANIES)))
     return " ".join(sents)
@@ -717,9 +731,9 @@ class Project:
             m = rel.rsplit("/", 1)[1][5:-3]
             txt = (self.license or "") + code.test_module(self.pkg, m, self.tests[m])
         elif rel == "README.md":
-            txt = code.markdown(self.name, [self.name] + c.r.sample(TECH, 2))
+            txt = code.markdown(self.name, [self.name] + c.sample(TECH, 2))
         elif rel.startswith("docs/"):
-            txt = code.markdown(rel[5:-3].replace("_", " ").title(), [rel[5:-3]] + c.r.sample(TECH, 2))
+            txt = code.markdown(rel[5:-3].replace("_", " ").title(), [rel[5:-3]] + c.sample(TECH, 2))
         elif rel == "pyproject.toml":
             txt = code.pyproject(self.pkg)
         elif rel.endswith(".yaml"):
@@ -1055,13 +1069,13 @@ class DevWorld(World):
         return "test:" + m, self.sh(f"python -m pytest tests/test_{m}.py -q", fill_noise(self.c, self.p.pytest(m, 0)))
 
     def f_pip(self):
-        pk = self.r.choice(PY_PKGS)
+        pk = self.c.choice(PY_PKGS)
         return "pip:" + pk, self.sh(f"pip show {pk}", self.pip_show(pk))
 
     def pip_show(self, pk):
         return (f"Name: {pk}\nVersion: {self.pyv[pk]}\nSummary: {self.r.choice(['HTTP for Humans', 'Fast, extensible toolkit', 'Data validation', 'Python library'])}\n"
                 f"Home-page: https://github.com/{pk}/{pk}\nLicense: {self.r.choice(['MIT', 'Apache-2.0', 'BSD-3-Clause'])}\n"
-                f"Location: {self.p.root}/.venv/lib/python3.11/site-packages\nRequires: {', '.join(self.r.sample(PY_PKGS, self.c.rint(0, 3)))}\nRequired-by: {self.p.name}")
+                f"Location: {self.p.root}/.venv/lib/python3.11/site-packages\nRequires: {', '.join(self.c.sample(PY_PKGS, self.c.rint(0, 3)))}\nRequired-by: {self.p.name}")
 
     def f_find(self):
         ext = self.r.choice(["py", "md", "yaml", "toml"])
@@ -1298,7 +1312,7 @@ class DevWorld(World):
                 steps.append(self.sh(cmd, "", out, err=True))
             return scen, steps, []
         if scen == "package_version":
-            pk = c.r.choice(PY_PKGS)
+            pk = c.choice(PY_PKGS)
             v = self.pyv[pk]
             variants = [(f"pip show {pk}", self.pip_show(pk)), (f"pip list | grep -i {pk}", f"{pk:<20} {v}"),
                         (f"python -c \"import {pk}; print({pk}.__version__)\"", v), (f"pip freeze | grep -i {pk}", f"{pk}=={v}"),
@@ -1505,7 +1519,7 @@ class DevWorld(World):
         kind = c.r.choice(["pip_show", "git_log_per_file", "describe_pods", "dig_hosts"])
         steps = []
         if kind == "pip_show":
-            for pk in c.r.sample(PY_PKGS, c.rint(3, 7)):
+            for pk in c.sample(PY_PKGS, c.rint(3, 7)):
                 steps.append(self.sh(f"pip show {pk}", self.pip_show(pk)))
                 self.reserve([], ["pip:" + pk])
         elif kind == "git_log_per_file":
@@ -1513,7 +1527,8 @@ class DevWorld(World):
                 steps.append(self.sh(f"git log --oneline -n 3 -- {f}", "\n".join(f"{c.hexid(7)} {p._commit_msg()}" for _ in range(c.rint(1, 3)))))
         elif kind == "describe_pods":
             ns = c.choice(NAMESPACES)
-            for comp in c.r.sample(["api", "worker", "web", "scheduler", "migrations", "redis", "nginx"], c.rint(3, 6)):
+            comps = c.allowed(["api", "worker", "web", "scheduler", "migrations", "redis", "nginx"])
+            for comp in c.r.sample(comps, min(c.rint(3, 6), len(comps))):
                 pod = f"{p.name}-{comp}-{c.hexid(9)}-{c.hexid(5)}"
                 steps.append(self.sh(f"kubectl describe pod {pod} -n {ns}",
                                      f"Name:         {pod}\nNamespace:    {ns}\nNode:         ip-10-0-{c.rint(1, 250)}-{c.rint(1, 250)}.ec2.internal\n"
@@ -1531,8 +1546,8 @@ class DevWorld(World):
             cmd = "pip install -r requirements.txt"
             return "one_retry:" + kind, [
                 self.sh(cmd, "Collecting requests>=2.31", "ERROR: Exception:\npip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out.", err=True),
-                self.sh(cmd, "\n".join(f"Requirement already satisfied: {pk} in ./.venv/lib/python3.11/site-packages ({self.pyv[pk]})" for pk in c.r.sample(PY_PKGS, 5))
-                        + f"\nSuccessfully installed {' '.join(f'{pk}-{self.pyv[pk]}' for pk in c.r.sample(PY_PKGS, 2))}")]
+                self.sh(cmd, "\n".join(f"Requirement already satisfied: {pk} in ./.venv/lib/python3.11/site-packages ({self.pyv[pk]})" for pk in c.sample(PY_PKGS, 5))
+                        + f"\nSuccessfully installed {' '.join(f'{pk}-{self.pyv[pk]}' for pk in c.sample(PY_PKGS, 2))}")]
         if kind == "git_fetch_dns":
             return "one_retry:" + kind, [
                 self.sh("git fetch origin", "", "ssh: Could not resolve hostname github.com: Temporary failure in name resolution\nfatal: Could not read from remote repository.", err=True),
@@ -1548,7 +1563,7 @@ class DevWorld(World):
         fs = c.r.sample([f for f in p.files if f.startswith("src/") and not f.endswith("__init__.py")],
                         min(c.rint(3, 8), len([f for f in p.files if f.startswith("src/")]) - 1))
         old_mod = c.choice(THIRD_PARTY)
-        new_mod = c.r.choice(["httpx", "orjson", "structlog", "pydantic.v1", "tenacity"])
+        new_mod = c.r.choice(c.allowed(["httpx", "orjson", "structlog", "pydantic.v1", "tenacity"]) or ["structlog"])
         steps = []
         for f in fs:
             if self.mode == "cc" and c.chance(0.2):
@@ -1682,7 +1697,7 @@ class WebWorld(World):
         if url in self._pages:
             return self._pages[url]
         c = self.c
-        paras = [prose(c, [topic] + c.r.sample(TECH, 2), c.rint(3, 7)) for _ in range(c.rint(3, 9))]
+        paras = [prose(c, [topic] + c.sample(TECH, 2), c.rint(3, 7)) for _ in range(c.rint(3, 9))]
         txt = f"{topic.capitalize()}\n{'=' * len(topic)}\n\nBy {c.choice(FIRST)} {c.choice(LAST)} · {c.r.choice(MONTHS)} {c.rint(1, 28)}, {c.rint(2019, 2024)} · {c.rint(3, 15)} min read\n\n" + "\n\n".join(paras)
         if c.chance(0.4):
             txt += "\n\nComments (" + str(c.rint(1, 90)) + ")\n" + "\n".join(f"{c.choice(USERS)}: {prose(c, [topic], 1)}" for _ in range(c.rint(1, 4)))
@@ -3018,7 +3033,7 @@ class PythonWorld(World):
         if c.chance(0.5):
             steps = [self.run(f"{self.var}.iloc[{i * size}:{(i + 1) * size}]", self.frame(i * size, min(size, 12)) + (f"\n\n[{size} rows x {len(self.cols)} columns]" if size > 12 else "")) for i in range(n)]
             return "iloc_windows", steps
-        steps = [self.run(f"print(open('data/notes.txt').read()[{i * 4000}:{(i + 1) * 4000}])", prose(c, [self.ds] + c.r.sample(TECH, 1), c.rint(8, 16))) for i in range(n)]
+        steps = [self.run(f"print(open('data/notes.txt').read()[{i * 4000}:{(i + 1) * 4000}])", prose(c, [self.ds] + c.sample(TECH, 1), c.rint(8, 16))) for i in range(n)]
         return "string_slices", steps
 
     def neg_different_entities(self):
@@ -3057,6 +3072,51 @@ WORLD_CLASS = {"shell": DevWorld, "claude_code": DevWorld, "claude_code_web": We
 
 # pool() results are cached only for these module-level vocabulary lists (never for temporaries)
 _POOL_CACHE: dict = {}
+
+# Vocabulary lists: names of things (projects, packages, people, places, companies, sites, ...).
+# Their items are partitioned between the splits (Ctx._pool), and no test-only item may ever reach
+# the dev split (tests/test_generator.py checks the generated text). Every other list is grammar:
+# SQL keywords, months, stdlib modules, exception classes, attribute/parameter names, statuses and
+# templates, which both splits need to write valid outputs (short template lists still hold their
+# last entry out of dev).
+PARTITIONED = ("PROJECT_NAMES", "MODULES", "THIRD_PARTY", "PY_PKGS", "USERS", "FIRST", "LAST", "EMAIL_DOMAINS",
+               "CITIES", "AIRLINES", "PRODUCTS", "COMPANIES", "SITES", "TECH", "HOWTO_INTENTS", "FACT_INTENTS",
+               "ORGS", "NAMESPACES", "DATASETS")
+
+
+def _held_out(lst, split):
+    """Items of a vocabulary list that only `split` may use."""
+    n = len(lst)
+    if n >= 8:
+        return [x for i, x in enumerate(lst) if i % 4 == (3 if split == "test" else 1)]
+    return [lst[-1]] if n >= 3 and split == "test" else []
+
+
+def _key(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:  # (name, [columns]) entries: identified by their name
+        return x[0]
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def _names_any(x, banned):
+    """Does item `x` (a string, or a tuple of fields) name anything in `banned`?"""
+    if isinstance(x, str):
+        return x in banned or any(w in banned for w in _WORD.findall(x))
+    if isinstance(x, tuple):
+        return any(_names_any(y, banned) for y in x if isinstance(y, (str, tuple)))
+    return False
+
+
+_PARTITIONED_IDS = {id(globals()[name]) for name in PARTITIONED}
+_TEST_ONLY = {_key(x) for name in PARTITIONED for x in _held_out(globals()[name], "test")}
+_DEV_ONLY = {_key(x) for name in PARTITIONED for x in _held_out(globals()[name], "dev")} - _TEST_ONLY
+_TEST_ONLY = {x for x in _TEST_ONLY if isinstance(x, str)}
+_DEV_ONLY = {x for x in _DEV_ONLY if isinstance(x, str)}
 _CONST_LIST_IDS = {id(v) for v in list(globals().values()) if isinstance(v, list)}
 _CONST_LIST_IDS |= {id(v) for v in FACT_PHRASINGS.values()}
 
@@ -3159,13 +3219,17 @@ def dumps_split(traces) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--test-seed", type=int, default=None,
+                    help="seed of the test split (default: --seed + 1). The test split of seed 1 was looked at "
+                         "while tuning (issue 14.4): the blind split is a fresh seed, never used for tuning")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
     ap.add_argument("-n", "--n", type=int, default=DEFAULT_N, help="traces per split")
     ap.add_argument("--splits", default="dev,test")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     for split in args.splits.split(","):
-        traces = generate_split(args.seed, split, args.n)
+        seed = args.seed if split == "dev" else (args.test_seed if args.test_seed is not None else args.seed + 1)
+        traces = generate_split(seed, split, args.n)
         path = os.path.join(args.out, f"synth_{split}.jsonl")
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(dumps_split(traces))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -191,7 +192,10 @@ class Config:
         path = Path(path)
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".toml":
-            import tomllib
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # Python 3.10: the `tomli` backport (a dependency there), same API
+                import tomli as tomllib
 
             data = tomllib.loads(text)
         else:

@@ -8,6 +8,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+pytest_plugins = ["ci_no_skip"]  # under CI (CI=true) a skip is a failure: see tests/ci_no_skip.py
+
+
 @pytest.fixture
 def semloop_cmd():
     """The installed console script, run as a real subprocess (falls back to `python -m semloop`)."""

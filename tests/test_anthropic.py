@@ -197,6 +197,61 @@ def test_paraphrased_search_loop_is_caught_with_the_default_embedding():
     assert any("[semloop]" in content_text(b) for i in range(1, len(model.requests)) for b in model.tool_results(i))
 
 
+
+# Only the embedding decides these two (issue 14.3): every result differs byte-wise (reordered hits,
+# a truncated snippet), and the near-miss run gets results as alike as the loop's.
+
+UNDO_HITS = [("Undo the most recent commit in Git - Stack Overflow", "git reset --soft HEAD~1 keeps your changes staged"),
+             ("git-revert Documentation", "revert the changes that the related patches introduce and record new commits"),
+             ("How to undo almost anything with Git - GitHub Blog", "amend, reset, revert and reflog explained with examples"),
+             ("Atlassian Git tutorial: undoing changes", "compares checkout, revert and reset and when each one is safe")]
+POOL_HITS = [("PostgreSQL Documentation: Connections and Authentication", "max_connections, listen_addresses and tcp keepalives"),
+             ("PgBouncer configuration reference", "pool_mode, default_pool_size, server_idle_timeout and query_timeout"),
+             ("Tuning your PostgreSQL server - PostgreSQL wiki", "shared_buffers, work_mem and connection limits for production"),
+             ("Stack Overflow: Postgres connection settings explained", "how connection count, pooling and timeouts interact")]
+ORDERS = [(0, 1, 2, 3), (1, 0, 3, 2), (2, 3, 0, 1), (3, 0, 1, 2)]
+
+
+def rotating_pages(hits: list[tuple[str, str]]) -> Callable[[str, dict], str]:
+    """Search results: the same hits, in a new order each call, one snippet cut short."""
+    calls = itertools.count()
+
+    def dispatch(name: str, tool_input: dict) -> str:
+        assert name == "web_search"
+        n = next(calls)
+        lines = []
+        for rank, i in enumerate(ORDERS[n % 4], 1):
+            title, snippet = hits[i]
+            lines.append(f"{rank}. {title}\n   {snippet[:len(snippet) // 2] + '...' if i == n % 4 else snippet}")
+        return "\n".join(lines)
+
+    return dispatch
+
+
+def test_reworded_searches_with_reordered_results_are_warned_at_the_third():
+    queries = ["how to undo last git commit", "undo the last commit in git", "git undo most recent commit",
+               "revert last commit git"]
+    model = ScriptedModel([[("web_search", {"query": q})] for q in queries] + ["Use git reset --soft HEAD~1."])
+    result = run(model, rotating_pages(UNDO_HITS))
+
+    assert [v.action for v in result.verdicts][:3] == ["allow", "allow", "warn"]
+    assert "paraphrase" in {s.kind for s in result.verdicts[2].signals}
+    assert len({content_text(b) for i in range(1, 5) for b in model.tool_results(i)}) == 4  # no two results alike
+    assert "[semloop]" in content_text(model.tool_results(3)[0])  # the hint rides on the 3rd result
+    assert "1. " in content_text(model.tool_results(3)[0])  # ... which is kept whole
+
+
+def test_near_miss_searches_with_alike_results_are_never_interrupted():
+    queries = ["postgres connection pool size recommendation", "postgres connection timeout default",
+               "postgres idle connections keep growing"]
+    model = ScriptedModel([[("web_search", {"query": q})] for q in queries] + ["Set pool_size to 20."])
+    result = run(model, rotating_pages(POOL_HITS))
+
+    assert result.stop_reason == "end_turn" and result.text == "Set pool_size to 20."
+    assert [v.action for v in result.verdicts] == ["allow"] * 3
+    assert not any("[semloop]" in content_text(b) for i in range(1, 4) for b in model.tool_results(i))
+
+
 # -- the same error from varied calls; dispatch exceptions ----------------------------------------
 
 

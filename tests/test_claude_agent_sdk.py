@@ -28,6 +28,12 @@ BASE = {"session_id": SESSION, "transcript_path": f"/home/dev/.claude/projects/a
         "cwd": "/home/dev/app", "permission_mode": "default"}
 
 
+@pytest.fixture(autouse=True)
+def _own_settings(tmp_path, monkeypatch):
+    """No semloop hook of this machine's own Claude Code settings may make the callbacks step aside."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+
+
 def pre(tool: str, tool_input: dict, n: int, **extra: Any) -> PreToolUseHookInput:
     return PreToolUseHookInput(**BASE, **extra, hook_event_name="PreToolUse", tool_name=tool, tool_input=tool_input,
                                tool_use_id=f"toolu_{n:04d}")

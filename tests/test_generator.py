@@ -231,3 +231,62 @@ def test_cli_writes_both_files(tmp_path):
         lines = (tmp_path / f"synth_{s}.jsonl").read_text().splitlines()
         assert len(lines) == 12
         assert all(json.loads(x)["id"].startswith(f"synth-{s}-") for x in lines)
+
+
+# ---------------------------------------------------------------- short-list hold-out (issue 14.2)
+# Mutation: drop `return lst[:-1]` for short lists in Ctx._pool → dev sees test's templates.
+def test_generator_holds_the_last_entry_of_short_lists_out_of_dev():
+    import random
+
+    for n in (3, 5, 7):
+        templates = [f"template-{i}" for i in range(n)]
+        dev = {gen.Ctx(random.Random(s), "dev").choice(templates) for s in range(400)}
+        test = {gen.Ctx(random.Random(s), "test").choice(templates) for s in range(400)}
+        assert dev == set(templates[:-1]), n
+        assert test == set(templates), n
+
+
+# ---------------------------------------------------------------- vocabulary partition (issue 14.4)
+# Test-only names of the vocabulary lists never reach the dev split, however they are drawn.
+# Names that are also grammar are exempt, each for its reason:
+GRAMMAR_COLLISIONS = {
+    "webhooks": "plural of the noun 'webhook' (NOUNS, grammar): parse_webhooks.py, '12 webhooks matched'",
+    "reports": "plural of the noun 'report' (NOUNS, grammar)",
+    "ubuntu": "the GitHub Actions runner label `ubuntu-latest` in workflow files",
+}
+
+
+def _names(item):
+    if isinstance(item, str):
+        return [item]
+    if isinstance(item, tuple):
+        return [x for x in item if isinstance(x, str)]
+    return []
+
+
+def test_no_test_only_vocabulary_leaks_into_dev(full_dev):
+    import re
+
+    text = gen.dumps_split(full_dev)
+    grammar = {n.lower() for name, v in vars(gen).items() if isinstance(v, list) and name.isupper()
+               and name not in gen.PARTITIONED for x in v for n in _names(x)}
+    dev_names = {n.lower() for name in gen.PARTITIONED for x in gen.Ctx(__import__("random").Random(0), "dev")._pool(getattr(gen, name))
+                 for n in _names(x)}
+    leaks = {}
+    for name in gen.PARTITIONED:
+        for item in gen._held_out(getattr(gen, name), "test"):
+            for n in _names(item):
+                if len(n) < 3 or n in GRAMMAR_COLLISIONS or n.lower() in grammar or n.lower() in dev_names:
+                    continue
+                hits = len(re.findall(r"(?<![A-Za-z0-9])" + re.escape(n) + r"(?![A-Za-z0-9])", text))
+                if hits:
+                    leaks[f"{name}:{n}"] = hits
+    assert leaks == {}
+
+
+def test_the_partition_is_by_item_across_lists():
+    """sqlalchemy is a THIRD_PARTY import and a PY_PKGS package: held out of dev in both."""
+    dev = gen.Ctx(__import__("random").Random(0), "dev")
+    held = set(gen._held_out(gen.THIRD_PARTY, "test")) | set(gen._held_out(gen.PY_PKGS, "test"))
+    assert held and not held & set(dev.pool(gen.THIRD_PARTY) + dev.pool(gen.PY_PKGS))
+    assert "Kafka" in gen._TEST_ONLY and not any("Kafka" in str(x) for x in dev.pool(gen.HOWTO_INTENTS))

@@ -82,6 +82,72 @@ def test_same_file_read_three_ways():
     assert r.first_flag == 2
 
 
+
+# Cases only the embedding can decide (issue 14.3). The results differ byte-wise (reordered hits, a
+# truncated snippet), so neither the exact signature nor the identical-result rule carries them, and
+# the negatives' results agree as much as the positives': only the call similarity separates them.
+# (Checked: with `call_match` forced to 0.0 the positive is not flagged; forced to 1.0 the negative is.)
+
+GIT_UNDO_HITS = [
+    ("Undo the most recent commit in Git - Stack Overflow",
+     "git reset --soft HEAD~1 keeps your changes staged; use --hard to discard them entirely"),
+    ("git-revert Documentation",
+     "Given one or more existing commits, revert the changes that the related patches introduce and record new commits"),
+    ("How to undo almost anything with Git - GitHub Blog",
+     "amend, reset, revert and reflog explained with short examples for everyday mistakes"),
+    ("Atlassian Git tutorial: undoing changes",
+     "compares checkout, revert and reset and when each one is safe on a shared branch"),
+]
+POSTGRES_HITS = [
+    ("PostgreSQL Documentation: 20.3 Connections and Authentication",
+     "max_connections, superuser_reserved_connections, listen_addresses, port and the tcp keepalive settings"),
+    ("PgBouncer configuration reference",
+     "pool_mode, default_pool_size, server_idle_timeout, query_timeout and client_login_timeout"),
+    ("Tuning your PostgreSQL server - PostgreSQL wiki",
+     "shared_buffers, work_mem, effective_cache_size and connection limits for production"),
+    ("Stack Overflow: Postgres connection settings explained",
+     "how connection count, pooling and timeouts interact under load on a busy server"),
+]
+
+
+def search_page(hits, order=(0, 1, 2, 3), cut=None):
+    """A result page listing `hits` in `order`; the snippet of hit `cut` truncated."""
+    lines = []
+    for rank, i in enumerate(order, 1):
+        title, snippet = hits[i]
+        if i == cut:
+            snippet = snippet[: len(snippet) // 2] + "..."
+        lines.append(f"{rank}. {title}\n   {snippet}")
+    return "\n".join(lines)
+
+
+def test_reworded_searches_with_reordered_results_are_a_paraphrase_loop():
+    queries = ["how to undo last git commit", "undo the last commit in git", "git undo most recent commit",
+               "revert last commit git"]
+    pages = [search_page(GIT_UNDO_HITS), search_page(GIT_UNDO_HITS, order=(1, 0, 3, 2)),
+             search_page(GIT_UNDO_HITS, cut=2), search_page(GIT_UNDO_HITS, order=(3, 0, 1, 2), cut=0)]
+    assert len(set(pages)) == 4  # no two results identical
+    steps = [("web_search", {"query": q}, page) for q, page in zip(queries, pages)]
+    assert flags(steps, Config(detector="exact")).first_flag is None
+    r = flags(steps)
+    assert r.first_flag == 2
+    assert [s.related_steps for s in r.events[0].signals if s.kind == "paraphrase"] == [(0, 1)]
+
+
+def test_near_miss_searches_with_overlapping_results_are_not_a_loop():
+    """Three different questions about one subject; the search engine returns mostly the same pages."""
+    queries = ["postgres connection pool size recommendation", "postgres connection timeout default",
+               "postgres idle connections keep growing"]
+    pages = [search_page(POSTGRES_HITS), search_page(POSTGRES_HITS, order=(1, 0, 3, 2)),
+             search_page(POSTGRES_HITS, order=(2, 3, 0, 1), cut=1)]
+    steps = [("web_search", {"query": q}, page) for q, page in zip(queries, pages)]
+    assert flags(steps).first_flag is None
+    # the same three pages for one reworded question are a loop: the results alone do not decide
+    same_question = ["postgres connection pool size recommendation", "recommended pool size for postgres connections",
+                     "postgres recommended connection pool size"]
+    assert flags([("web_search", {"query": q}, page) for q, page in zip(same_question, pages)]).first_flag == 2
+
+
 # -- result-unchanged vs progress ---------------------------------------------------------------
 
 def test_kubectl_polling_that_converges_is_not_flagged():

@@ -16,18 +16,32 @@
 
 State is in-process: one `LoopGuard` per session (and per subagent, by `agent_id`), least recently
 used dropped past `max_sessions`. Every callback fails open: an internal error returns `{}`.
+
+**One guard per session.** The CLI behind `query()` also runs the hooks of its settings files
+(`setting_sources` defaults to user + project), so with `semloop install claude-code` in place both
+the settings hook and these callbacks would see every call and deliver every note twice. The
+callbacks check, once per session and only when a settings file holds a semloop hook, whether that
+hook is recording this session (its state database has the session); if so they step aside and
+the settings hook alone guards the session. `defer_to_settings_hooks=False` turns this off.
+
+**Why the run ended.** After a semloop stop the CLI's `ResultMessage` has `subtype="success"` and
+an empty `result`. Iterate through `SemloopHooks.watch(query(...))` to get the stop message there
+(and in `stop_reason`), or read `SemloopHooks.stop_message(session_id)`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import shlex
 from collections import OrderedDict
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, AsyncIterable, AsyncIterator, Mapping
 
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import Verdict
-from .claude_code import normalize_response
+from .claude_code import normalize_response, session_key
 
 __all__ = ["SemloopHooks", "semloop_hooks"]
 
@@ -50,7 +64,8 @@ class SemloopHooks:
     """
 
     def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_prompt: bool = True,
-                 max_denials: int = 1, max_sessions: int = 64, **overrides: Any) -> None:
+                 max_denials: int = 1, max_sessions: int = 64, defer_to_settings_hooks: bool = True,
+                 **overrides: Any) -> None:
         self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
         self.halt_on_stop = halt_on_stop
         self.reset_on_prompt = reset_on_prompt
@@ -59,6 +74,11 @@ class SemloopHooks:
         self.guards: OrderedDict[tuple[str, str | None], LoopGuard] = OrderedDict()
         self._denials: dict[tuple[str, str | None], int] = {}  # loop calls denied since the last clean step
         self.verdicts: list[tuple[str, Verdict]] = []  # (session key, verdict) of the last 256 warn/stop
+        self.defer_to_settings_hooks = defer_to_settings_hooks
+        self.deferred: OrderedDict[tuple[str, str | None], bool] = OrderedDict()  # decided: settings hook guards it
+        self._stops: OrderedDict[str, str] = OrderedDict()  # session id → message of its latest halt
+        self._unexplained: set[str] = set()  # halted sessions whose ResultMessage `watch` has not seen yet
+        self._settings_dbs: dict[str, tuple[str, ...]] = {}  # cwd → state dbs of semloop settings hooks
         self._embedder: Any = None
 
     # -- guards ---------------------------------------------------------------------------------
@@ -91,10 +111,122 @@ class SemloopHooks:
             self.verdicts.append((str(input_data.get("session_id", "")), verdict))
             del self.verdicts[:-256]
 
+    # -- one guard per session: step aside for semloop's own settings-file hook --------------------
+
+    def _defers(self, input_data: Mapping[str, Any]) -> bool:
+        """True when semloop's Claude Code settings hook (`semloop install claude-code`) is already
+        guarding this session, so these callbacks must stay silent (no duplicate notes).
+
+        Decided once per session: "yes" as soon as that hook's state database holds this session;
+        "no" when no settings file has a semloop hook, or when two calls were recorded here and the
+        database still has nothing (Claude Code awaits every PostToolUse hook before going on, and
+        no note can come before the third call). Until then both record, which costs nothing."""
+        if not self.defer_to_settings_hooks:
+            return False
+        key = self._key(input_data)
+        decided = self.deferred.get(key)
+        if decided is not None:
+            return decided
+        dbs = self._semloop_settings_dbs(str(input_data.get("cwd") or "."))
+        found = bool(dbs) and self._recorded_by_settings_hook(input_data, dbs)
+        guard = self.guards.get(key)
+        if found or not dbs or (guard is not None and guard.state.steps_seen >= 2):
+            self.deferred[key] = found
+            while len(self.deferred) > 4 * self.max_sessions:
+                self.deferred.popitem(last=False)
+            if found:
+                log.warning("semloop: the Claude Code settings hook (`semloop install claude-code`) already "
+                            "guards session %s; SemloopHooks leaves it to that hook (no duplicate notes)", key[0])
+                self.guards.pop(key, None)
+                self._denials.pop(key, None)
+        return found
+
+    def _semloop_settings_dbs(self, cwd: str) -> tuple[str, ...]:
+        """State databases of the semloop hooks in the settings files the CLI reads for `cwd`
+        (user, project, local): the `--db` of each hook command, else the default path."""
+        cached = self._settings_dbs.get(cwd)
+        if cached is not None:
+            return cached
+        from . import claude_code as cc
+        from .store import default_path
+
+        dbs: list[str] = []
+        for scope in ("user", "project", "local"):
+            try:
+                settings = cc._read_settings(cc.settings_path(scope, cwd))
+            except (OSError, ValueError):
+                continue
+            groups = [g for gs in (settings.get("hooks") or {}).values() if isinstance(gs, list) for g in gs]
+            for group in groups:
+                for entry in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                    command = entry.get("command") if isinstance(entry, dict) else None
+                    if cc.is_semloop_command(command):
+                        args = shlex.split(command)
+                        db = args[args.index("--db") + 1] if "--db" in args[:-1] else str(default_path())
+                        if db not in dbs:
+                            dbs.append(db)
+        self._settings_dbs[cwd] = result = tuple(dbs)
+        return result
+
+    @staticmethod
+    def _recorded_by_settings_hook(input_data: Mapping[str, Any], dbs: tuple[str, ...]) -> bool:
+        from .claude_code import _store
+
+        key = session_key(dict(input_data))
+        for db in dbs:
+            if not Path(db).expanduser().is_file():
+                continue
+            store = _store(db)
+            try:
+                state = store.load(key)
+            finally:
+                store.close()
+            if state is not None and getattr(state, "steps_seen", 0) > 0:
+                return True
+        return False
+
+    # -- why the run ended -------------------------------------------------------------------------
+
+    def stop_message(self, session_id: str) -> str | None:
+        """The message of the latest semloop halt in this session (None if it was never halted)."""
+        return self._stops.get(str(session_id))
+
+    def _halted(self, input_data: Mapping[str, Any], message: str) -> None:
+        session = str(input_data.get("session_id", ""))
+        self._stops[session] = message
+        self._unexplained.add(session)
+        while len(self._stops) > 4 * self.max_sessions:
+            self._unexplained.discard(self._stops.popitem(last=False)[0])
+
+    async def watch(self, messages: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        """Pass `query()`'s messages through; a `ResultMessage` of a session that semloop halted
+        gets the stop message as its `result` (when the CLI left it empty, as it does) and as
+        its `stop_reason`, so the caller sees why the run ended where it looks:
+
+            async for message in hooks.watch(query(prompt=..., options=options)):
+                ...
+        """
+        async for message in messages:
+            yield self._explained(message)
+
+    def _explained(self, message: Any) -> Any:
+        if type(message).__name__ != "ResultMessage" or not dataclasses.is_dataclass(message):
+            return message
+        session = str(getattr(message, "session_id", ""))
+        if session not in self._unexplained:  # not halted, or that halt's result was already explained
+            return message
+        self._unexplained.discard(session)
+        stop = self._stops[session]
+        result = getattr(message, "result", None)
+        return dataclasses.replace(message, result=stop if not result else f"{result}\n\n{stop}",
+                                   stop_reason="semloop_stopped")
+
     # -- callbacks: async (input_data, tool_use_id, context) -> dict --------------------------------
 
     async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         try:
+            if self._defers(input_data):
+                return {}
             guard = self._guard(input_data)
             tool = str(input_data["tool_name"])
             verdict = guard.check(tool, input_data.get("tool_input"))
@@ -112,6 +244,7 @@ class SemloopHooks:
             # from then on, so any further tool call is refused too, and then the run is halted.
             if self.halt_on_stop and denials > self.max_denials:
                 out.update({"continue_": False, "stopReason": reason})
+                self._halted(input_data, reason)
             return out
         except Exception as exc:
             return self._failed(exc)
@@ -147,6 +280,8 @@ class SemloopHooks:
             return self._failed(exc)
 
     def _after(self, input_data: Mapping[str, Any], event: str, output: Any, is_error: bool) -> dict[str, Any]:
+        if self._defers(input_data):
+            return {}
         guard = self._guard(input_data)
         tool = str(input_data["tool_name"])
         verdict = guard.record(tool, input_data.get("tool_input"), output, is_error=is_error)
@@ -158,6 +293,7 @@ class SemloopHooks:
         if verdict.action == "warn":
             return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": verdict.message}}
         if self.halt_on_stop:
+            self._halted(input_data, verdict.message)
             return {"continue_": False, "stopReason": verdict.message,
                     "hookSpecificOutput": {"hookEventName": event, "additionalContext": verdict.message}}
         return {"hookSpecificOutput": {"hookEventName": event,

@@ -790,7 +790,8 @@ def cmd_install(args: Any) -> int:
         print(f"  command: {command}")
     if backup:
         print(f"  backup:  {backup}")
-    print("  Claude Code reloads settings on its own; running sessions pick the hooks up (see /hooks).")
+    print("  Claude Code reloads its settings files itself: running sessions use the hooks from their "
+          "next tool call (list them with /hooks).")
     return 0
 
 

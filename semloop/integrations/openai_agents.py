@@ -22,7 +22,10 @@ Built on the SDK's own per-tool guardrails (`FunctionTool.tool_input_guardrails`
 
 One `LoopGuard` per run by default (runs are told apart by their `RunContextWrapper.usage`, which
 the SDK shares with every tool context of the run); pass `key=` to keep one guard per
-conversation instead. Every guardrail fails open: an internal error logs a warning and allows the
+conversation instead. A run resumed after an interruption (`state = result.to_state()`, approvals,
+`Runner.run(agent, state)`) is the same run: the SDK deep-copies its usage into the state, and the
+tag semloop leaves on that usage object is copied with it, so the resumed run keeps its guard and
+its loop memory. (A state serialized with `to_json()` loses the tag: pass `key=` to span processes.) Every guardrail fails open: an internal error logs a warning and allows the
 call. `agents` itself is imported lazily, only where it is needed.
 """
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import json
 import logging
 import re
@@ -63,8 +67,28 @@ def _require_agents() -> Any:
 @dataclasses.dataclass
 class _Run:
     guard: LoopGuard
-    anchor: Any  # the run's `usage` object: tells runs apart (and stays referenced, so its id is not reused)
+    anchor: Any  # the run's `usage` object, the latest one: a resumed run has a (deep) copy of it
+    tag: int  # the run's tag (see `_run_tag`): equal for a run and its resumptions
     stop: Verdict | None = None  # the first stop verdict of this run
+
+
+_RUN_TAG = "_semloop_run"
+_run_tags = itertools.count(1)
+
+
+def _run_tag(usage: Any) -> int:
+    """A number naming the run that `usage` (its `RunContextWrapper.usage`) belongs to. It is
+    stored on the usage object itself, so `result.to_state()`, which deep-copies the usage into
+    the resumable state, carries it into the resumed run. Not a dataclass field: the SDK's own
+    equality and serialization of `Usage` do not see it."""
+    tag = getattr(usage, _RUN_TAG, None)
+    if tag is None:
+        tag = next(_run_tags)
+        try:
+            setattr(usage, _RUN_TAG, tag)
+        except (AttributeError, TypeError):  # a usage object that takes no attributes: one run per object
+            return -id(usage)
+    return tag
 
 
 class SemloopGuardrails:
@@ -99,21 +123,24 @@ class SemloopGuardrails:
     # -- guards ---------------------------------------------------------------------------------
 
     def _key(self, ctx: Any) -> Hashable:
-        return self.key(ctx) if self.key is not None else id(ctx.usage)
+        return self.key(ctx) if self.key is not None else _run_tag(ctx.usage)
 
     def _run(self, ctx: Any) -> _Run:
         key, anchor = self._key(ctx), ctx.usage
+        tag = _run_tag(anchor)
         run = self.runs.get(key)
-        if run is None or (self.key is None and run.anchor is not anchor):
-            run = self.runs[key] = _Run(LoopGuard(self.config, embedder=self._embedder), anchor)
+        if run is None:
+            run = self.runs[key] = _Run(LoopGuard(self.config, embedder=self._embedder), anchor, tag)
             self.runs.move_to_end(key)
             while len(self.runs) > self.max_sessions:
                 self.runs.popitem(last=False)
         else:
             self.runs.move_to_end(key)
-            if run.anchor is not anchor:  # a new run of the same conversation: the user stepped in
-                run.anchor, run.stop = anchor, None
-                run.guard.state.resume()
+            if run.anchor is not anchor:
+                if tag != run.tag:  # a new run of the same conversation (`key=`): the user stepped in
+                    run.stop = None
+                    run.guard.state.resume()
+                run.anchor, run.tag = anchor, tag  # else the same run, resumed from `result.to_state()`
         return run
 
     def guard_for(self, context_wrapper: Any) -> LoopGuard:
@@ -125,7 +152,7 @@ class SemloopGuardrails:
         """The verdict that stopped this run, or None: `loops.stop_verdict(result.context_wrapper)`
         tells a semloop stop from the model's own final output."""
         run = self.runs.get(self._key(context_wrapper))
-        return run.stop if run is not None and run.anchor is context_wrapper.usage else None
+        return run.stop if run is not None and run.tag == _run_tag(context_wrapper.usage) else None
 
     def _note(self, verdict: Verdict) -> None:
         if verdict.action != "allow":
