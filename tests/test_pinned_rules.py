@@ -16,36 +16,35 @@ from semloop.verdict import Signal
 from conftest import bash_event, stored
 
 
-# -- Claude Code: the hook does not count its own denials ----------------------------------------
-# Mutation: drop `if "semloop blocked this" in output: return {}` in handle_event → the denied
-# retry that Claude Code reports as a failure is recorded as one more step of the loop, and the
-# second one ends the run although the agent never ran the call again.
+# -- Claude Code: a denial ends the run and is saved, without counting a step ---------------------
+# Claude Code never reports a call the hook denied to PostToolUse(Failure) (checked with the bundled
+# CLI in tests/test_claude_code_cli.py), so the hook keeps no filter for its own denials; instead the
+# denying PreToolUse ends the run (`continue: false`) and saves the stop, so the next user prompt is
+# what lifts it. Mutations: drop the saved stop, or drop `continue: false`.
 
-def _deny_reason(db: Path, command: str, output: str) -> str:
-    for _ in range(8):
-        pre = cc.handle_event(bash_event("PreToolUse", command), db=str(db))
-        if pre:
-            return pre["hookSpecificOutput"]["permissionDecisionReason"]
-        cc.handle_event(bash_event("PostToolUse", command, stderr=output), db=str(db))
-    raise AssertionError("the loop was never denied")
-
-
-def test_claude_code_hook_ignores_failures_that_are_its_own_denials(tmp_path, monkeypatch):
+def test_claude_code_denial_ends_the_run_and_is_saved_without_counting_a_step(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMLOOP_HOOK_SERVER", "0")
     db = tmp_path / "state.sqlite3"
     command, output = "python manage.py migrate", "django.db.utils.OperationalError: no such table: auth_user"
-    reason = _deny_reason(db, command, output)
-    assert "semloop blocked this" in reason
-    before = stored(db, "sess-1")
-    denied = bash_event("PostToolUseFailure", command, error=f"Hook PreToolUse:Bash denied this tool: {reason}",
-                        is_interrupt=False)
-    assert [cc.handle_event(denied, db=str(db)) for _ in range(3)] == [{}, {}, {}]
+    before_steps = None
+    for _ in range(8):
+        state = stored(db, "sess-1") if db.exists() else None
+        before_steps = state.steps_seen if state is not None else 0
+        pre = cc.handle_event(bash_event("PreToolUse", command), db=str(db))
+        if pre:
+            break
+        cc.handle_event(bash_event("PostToolUse", command, stderr=output), db=str(db))
+    else:
+        raise AssertionError("the loop was never denied")
+    assert pre["continue"] is False and "semloop blocked this" in pre["stopReason"]
+    assert pre["hookSpecificOutput"]["permissionDecision"] == "deny"
     after = stored(db, "sess-1")
-    assert (after.steps_seen, after.warnings, after.stopped) == (before.steps_seen, before.warnings, False)
-    # a real failure of the same call is still recorded (and, the loop being at its limit, stops)
-    failed = bash_event("PostToolUseFailure", command, error=output, is_interrupt=False)
-    assert cc.handle_event(failed, db=str(db)).get("continue") is False
-    assert stored(db, "sess-1").steps_seen == before.steps_seen + 1
+    assert after.stopped is True and after.steps_seen == before_steps
+    # a new prompt from the user lifts the stop; the loop memory stays
+    cc.handle_event({**bash_event("PreToolUse", command), "hook_event_name": "UserPromptSubmit", "prompt": "go on"},
+                    db=str(db))
+    lifted = stored(db, "sess-1")
+    assert lifted.stopped is False and lifted.steps_seen == before_steps
 
 
 # -- policy.escalate: `recovery_steps` clean steps forgive one warning, not one more -------------
