@@ -72,6 +72,10 @@ def same_facts(a: StepRecord, b: StepRecord) -> float:
     versions, ids and paths that other pages share."""
     if max(a.result_size, b.result_size) > FACT_RESULT or a.is_message or b.is_message:
         return 0.0  # (a message's result is the other side's reply: its facts are theirs)
+    if len(a.facts & b.facts) < 2 and min(a.result_size, b.result_size) >= SHORT_RESULT:
+        # one shared fact is the answer only in a short result ("2.1.4", a hash); two search pages
+        # citing the same section number ("20.3") answer different questions
+        return 0.0
     return fact_overlap(a.facts, b.facts)
 
 
@@ -105,7 +109,9 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     if a.is_message or b.is_message:
         return None  # reworded messages are judged on what they ask for (`repeated_message`)
-    if a.skeleton_sig == b.skeleton_sig:  # only a number crept (depth, limit, timeout): same result = no news
+    if a.skeleton_sig == b.skeleton_sig and min(a.result_size, b.result_size) >= SHORT_RESULT:
+        # only a number crept (depth, limit, timeout): the same substantial result is no news. (Not
+        # a short one: edits `case 1` → `case 2` of one file all answer "updated", and are work.)
         res_sim = result_match(a, b, containment=True)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP

@@ -81,7 +81,7 @@ def test_other_formats(semloop_cmd, tmp_path):
     for i in range(3):
         openai_msgs.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
                             "function": {"name": "get_order", "arguments": json.dumps({"order_id": 7})}}]})
-        openai_msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": "order 7: status pending, eta unknown"})
+        openai_msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": "order 7: on hold, eta unknown"})
     (tmp_path / "o.json").write_text(json.dumps(openai_msgs))
     row = json.loads(run(semloop_cmd, "scan", str(tmp_path / "o.json"), "--json").stdout)
     assert row["steps"] == 3 and row["first_warn"] == 2

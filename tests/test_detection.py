@@ -157,6 +157,14 @@ def test_a_creeping_option_with_the_same_result_is_a_loop():
     assert r.first_flag == 2
 
 
+def test_edits_with_a_creeping_number_are_work_even_with_the_same_acknowledgement():
+    """`case 1` -> `case 2` -> `case 3` in one file: the skeleton is the same, the answer is the
+    same short "updated", but each edit changes the file (the bundled negative-test-fix-cycle)."""
+    steps = [("Edit", {"file_path": "src/parser.py", "old_string": f"case {n}", "new_string": f"case {n + 1}"},
+              "The file src/parser.py has been updated.") for n in range(5)]
+    assert run(steps).first_flag is None
+
+
 def test_same_tool_over_different_ids_with_the_same_answer_is_batch_work():
     steps = [("update_ticket", {"ticket_id": f"T-{n}", "priority": "low"},
               '{"ticket_id": "T-%d", "updated": true}' % n) for n in (79797, 50814, 50140, 41234)]

@@ -129,11 +129,11 @@ def test_model_retry_errors_keep_their_text_and_get_the_note():
 def test_structured_results_keep_their_shape():
     def lookup(order: str) -> ToolReturn:
         """Look an order up."""
-        return ToolReturn(return_value={"order": order, "status": "pending"}, metadata={"source": "db"})
+        return ToolReturn(return_value={"order": order, "status": "shipped"}, metadata={"source": "db"})
 
     def row(order: str) -> Row:
         """The order's row."""
-        return Row(id=7, status="pending")
+        return Row(id=7, status="shipped")
 
     for tool, check in ((lookup, lambda c: c["order"] == "A-1" and c["semloop"].startswith("[semloop]")),
                         (row, lambda c: c["id"] == 7 and c["semloop"].startswith("[semloop]"))):

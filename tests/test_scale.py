@@ -34,7 +34,8 @@ from semloop.traces import Trace, load_traces, parse_trace
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# -- the feature functions before the fast path (semloop 0.1.0, commit 118a63d), verbatim ----
+# -- the feature functions before the fast path (semloop 0.1.0, commit 118a63d), verbatim, plus the
+# keyed masking that detection II added (written plainly: no pre-checks) ----
 
 class Reference:
     WS = re.compile(r"\s+")
@@ -70,8 +71,17 @@ class Reference:
             text = features.excerpt(text, features.SKETCH_CHARS) + " #" + features.digest(text)
         if "\t" in text:
             text = features._LINE_NUMBER.sub("", text)
-        return features._VOLATILE_CANDIDATE.sub(lambda m: features._VOLATILE.sub("#", m.group()),
+        text = features._VOLATILE_CANDIDATE.sub(lambda m: features._VOLATILE.sub("#", m.group()),
                                                 Reference.WS.sub(" ", text).strip().casefold())
+        return Reference.mask_keyed(text) if len(text) <= features.KEYED_MASK_CHARS else text
+
+    @staticmethod
+    def mask_keyed(text):
+        # added with the volatile-detail masking (detection II): every pattern, no cheap pre-checks
+        text = features._VOLATILE_KEYED.sub(lambda m: f"{m.group(1)} #", text)
+        text = features._TEMP_NAME.sub("#", text)
+        text = features._AGO.sub("#", text)
+        return features._SPINNER.sub("#", text)
 
     @staticmethod
     def error_class(text, is_error=False):
