@@ -134,8 +134,9 @@ def call_signatures(tool: str, tool_input: Any) -> tuple[str, str, list[str]]:
     clean = to_jsonable([tool, tool_input])
     exact = digest(json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     acted = clean[1]
-    if isinstance(acted, dict):
-        acted = {k: v for k, v in acted.items() if k.casefold() not in COMMENTARY_KEYS}
+    if isinstance(acted, dict):  # `action`, on the already JSON-compatible input
+        kept = {k: v for k, v in acted.items() if k.casefold() not in COMMENTARY_KEYS}
+        acted = kept if kept or not acted else acted
     norm = digest(json.dumps([normalize_text(tool), normalize_value(acted)], sort_keys=True, separators=(",", ":"),
                              ensure_ascii=False))
     values: list[str] = []

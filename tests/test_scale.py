@@ -173,6 +173,8 @@ def test_fast_features_equal_the_reference_on_adversarial_text(text, is_error):
     assert features.result_sketch(result) == Reference.result_sketch(result)
     call = {"command": text, "description": "why", "n": [1, 2.5, None, {"k": text}]}
     assert features.call_signatures("Bash", call) == Reference.signatures("Bash", call)
+    thought = {"thought": text}  # commentary alone is the input (a `think` tool): it is kept
+    assert features.call_signatures("think", thought) == Reference.signatures("think", thought)
 
 
 def test_every_error_pattern_match_contains_an_error_word():
