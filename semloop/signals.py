@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, content_similarity, entity_overlap, fact_overlap
+from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -89,6 +89,20 @@ def same_short_result(a: StepRecord, b: StepRecord) -> bool:
     return bool(rest_a) and rest_a == [w for w in b.short_words if w not in echo]
 
 
+def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
+    """`same_short_result` with at least `TINY_RESULT` distinct words besides the echoes: a
+    detailed answer (temperature, conditions, humidity, wind...) that two calls share word for word
+    came from one query, however the arguments were spelled. A bare acknowledgement ("updated:
+    true" for ticket T-1 and for T-2) is too little to say so: that is batch work; and so are
+    calls that differ in an id or a number, whatever they answer."""
+    if not same_short_result(a, b):
+        return False
+    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w):
+        return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
+    echo = a.input_words | b.input_words
+    return len({w for w in a.short_words if w not in echo}) >= TINY_RESULT
+
+
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
     """Same tool, or calls similar enough to be attempts at the same thing."""
     return a.tool == b.tool or call_match(a, b)[1] >= cfg.related_threshold
@@ -119,6 +133,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         return kind, call_sim  # the very same substantial result from related calls
     if not (a.is_error or b.is_error) and related(a, b, cfg) and (facts := same_facts(a, b)) >= SAME_FACTS:
         return kind, facts  # reworded commands whose outputs differ in form, not in what they say
+    if a.tool == b.tool and not (a.is_error or b.is_error) and same_rich_short_result(a, b):
+        return kind, 1.0  # reworded arguments (Tokyo, TYO, "Tokyo, Japan"), the same detailed answer
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
     if call_sim < cfg.call_threshold:

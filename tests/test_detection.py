@@ -2,6 +2,8 @@
 patient polling. Each signal has positives and near-miss negatives; the conversation cases use the
 real bundled static model, and a fake embedder shows where only the embedding can decide."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -163,6 +165,23 @@ def test_edits_with_a_creeping_number_are_work_even_with_the_same_acknowledgemen
     steps = [("Edit", {"file_path": "src/parser.py", "old_string": f"case {n}", "new_string": f"case {n + 1}"},
               "The file src/parser.py has been updated.") for n in range(5)]
     assert run(steps).first_flag is None
+
+
+def test_a_lookup_reworded_past_the_call_threshold_with_the_same_detailed_answer_is_a_loop():
+    """Tokyo, TYO, tokyo/metric, "Tokyo, Japan": the embeddings call these different (cosine ~0.3-0.8),
+    the answer says they are one query: the same temperature, conditions, humidity and wind."""
+    def weather(city, units):
+        return json.dumps({"city": city, "temperature": 36, "units": "celsius", "conditions": "overcast",
+                           "humidity": 61, "wind_kph": 53, "forecast": "rain later in the evening"}, indent=2)
+    steps = [("get_weather", {"city": c, "units": u}, weather(c, u))
+             for c, u in (("Tokyo", "celsius"), ("TYO", "celsius"), ("tokyo", "metric"), ("Tokyo, Japan", "metric"))]
+    assert run(steps).first_flag == 2
+    # the same detailed answer for different ids is not evidence of one query (batch updates)
+    updated = [("update_user", {"user_id": n, "role": "viewer"},
+                json.dumps({"user_id": n, "role": "viewer", "team": "analytics", "region": "eu-west",
+                            "plan": "enterprise", "seats": 40, "status": "active", "updated": True}))
+               for n in (72782, 56820, 22602, 75384)]
+    assert run(updated).first_flag is None
 
 
 def test_same_tool_over_different_ids_with_the_same_answer_is_batch_work():
