@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,6 +26,7 @@ from crewai import LLM, Agent, Crew, Task  # noqa: E402
 from crewai.hooks import HookAborted, get_after_tool_call_hooks, get_before_tool_call_hooks  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 
+from conftest import ROOT  # noqa: E402
 from semloop import LoopStopped  # noqa: E402
 from semloop.integrations.crewai import SemloopHooks  # noqa: E402
 
@@ -224,9 +228,6 @@ def test_an_internal_error_fails_open(chat_api, caplog):
 
 
 def test_crewai_is_imported_lazily_and_its_absence_is_explained():
-    import subprocess
-    import sys
-
     code = """
 import sys
 from semloop.integrations.crewai import SemloopHooks
@@ -241,3 +242,21 @@ except ImportError as exc:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ("semloop's CrewAI integration needs CrewAI 1.x (tool-call hooks): "
                                    "pip install 'semloop[crewai]'")
+
+
+def test_the_docs_example_runs_as_written(chat_api, tmp_path):
+    """docs/crewai.md's example, with the model (`llm="gpt-4o-mini"`) sent to the scripted API by
+    OPENAI_BASE_URL: a model stuck on a missing file is stopped, and the user reads why."""
+    llm = chat_api(lambda body: ("call", "read_config", {"path": "config/app.yaml"}))
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "crewai.md").read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1
+    (tmp_path / "example.py").write_text(blocks[0])
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "sk-test",
+           "OPENAI_BASE_URL": llm.base_url, "NO_PROXY": "127.0.0.1", "CREWAI_DISABLE_TELEMETRY": "true",
+           "CREWAI_TRACING_ENABLED": "false", "OTEL_SDK_DISABLED": "true"}
+    proc = subprocess.run([sys.executable, str(tmp_path / "example.py")], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[-1].startswith("stopped: semloop blocked this read_config call")
+    assert len(ChatCompletions.requests) == 5
+    assert tool_messages(ChatCompletions.requests[-1])[0].startswith("Error executing tool: [Errno 2] No such file")
