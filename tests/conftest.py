@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -7,6 +8,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+# crewai pins mcp<2 and an older pydantic, so test_crewai.py runs in a venv of its own (.ci/run);
+# elsewhere it is not collected at all (a skip would fail under CI=true, see tests/ci_no_skip.py)
+collect_ignore = [] if os.environ.get("SEMLOOP_CREWAI_VENV") == "1" else ["test_crewai.py"]
 
 pytest_plugins = ["ci_no_skip"]  # under CI (CI=true) a skip is a failure: see tests/ci_no_skip.py
 
