@@ -200,7 +200,8 @@ def call_text(tool: str, values: list[str], limit: int, message: bool = False) -
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_ASK = re.compile(r"\?|\b(please|could you|can you|once you|when you|let me know|i need|i'll need|i will need|"
+# ("Once you have X" asks only with a request: "..., please share it"; "..., I can assist you" is an offer.)
+_ASK = re.compile(r"\?|\b(please|could you|can you|let me know|i need|i'll need|i will need|"
                   r"need (your|the)|provide|share|send me|tell me|check (your|the))\b")
 # Offers and courtesies ("If you have any other questions...", "Would you like me to transfer you?")
 # close most customer-service messages whatever they say: they are not what the message asks for.

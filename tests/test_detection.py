@@ -124,6 +124,9 @@ def test_message_asks_leave_out_offers_and_courtesies():
     assert features.message_asks(text) == ""
     assert features.message_asks("Thanks! Once you have the reservation ID, please send it.") == \
         "Once you have the reservation ID, please send it."
+    # "once you have X" with no request is an offer: it closes an answer, it does not ask again
+    assert features.message_asks("You can use one certificate per booking. Once you have your user ID and are "
+                                 "ready to proceed, I can assist you in applying it.") == ""
     assert features.reply_answers("It's 19103.", "What is your zip code?")
     assert not features.reply_answers("I don't have it, sorry.", "What is your zip code?")
     assert not features.reply_answers("Yes, W123456 is right.", "Is your order W123456?")
