@@ -29,6 +29,8 @@ import resource
 import time
 from pathlib import Path
 
+from timing import interleaved
+
 
 def _command(arg: str | None) -> list[str]:
     if arg:
@@ -123,11 +125,11 @@ def main() -> int:
         for path, (argv, penv) in paths.items():
             for event in ("PreToolUse", "PostToolUse"):
                 cases[f"{path} {event}"] = (argv, event, penv)
-        samples: dict[str, list] = {name: [] for name in cases}
-        for i in range(args.runs):  # interleaved, so a busy moment hits every case alike
-            for name, (cmd, event, penv) in cases.items():
-                payload = json.dumps(_event(event, i)).encode() if event else None
-                samples[name].append(_time(cmd, payload, penv))
+
+        def case(cmd: list[str], event: str | None, penv: dict):
+            return lambda i: _time(cmd, json.dumps(_event(event, i)).encode() if event else None, penv)
+
+        samples = interleaved({name: case(*spec) for name, spec in cases.items()}, args.runs)
         if server is not None:
             from semloop.integrations import hook_server
 
