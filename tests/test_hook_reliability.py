@@ -17,18 +17,9 @@ from semloop.integrations import claude_code as cc
 from semloop.integrations import hook_server as hs
 
 from conftest import bash_event, stored
-from test_hook_server import SEMLOOP, Env
+from hook_processes import SEMLOOP
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="Unix sockets only")
-
-
-@pytest.fixture
-def srv(tmp_path):
-    env = Env(tmp_path)
-    try:
-        yield env
-    finally:
-        env.cleanup()
 
 
 def _parallel_posts(env: dict, db: Path, n: int, session: str, *extra: str) -> list[tuple[int, bytes, bytes]]:
