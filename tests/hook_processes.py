@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from semloop.integrations import hook_server as hs
+from semloop.integrations import hook_protocol as hp
 
 
 def _semloop() -> list[str]:
@@ -50,7 +50,7 @@ class PrivateHookServer:
         return proc.pid
 
     def ping(self) -> dict | None:
-        reply = hs._ping(self.socket)
+        reply = hp._ping(self.socket)
         if reply:
             self.pids.add(reply["pid"])
         return reply
@@ -75,7 +75,7 @@ class PrivateHookServer:
         return json.loads(lines[0]), proc.stderr.decode()
 
     def cleanup(self) -> None:
-        reply = hs._ping(self.socket, timeout=0.5)
+        reply = hp._ping(self.socket, timeout=0.5)
         if reply:
             self.pids.add(reply["pid"])
         for pid in self.pids:

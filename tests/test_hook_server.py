@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from semloop.integrations import hook_server as hs
+from semloop.integrations import hook_protocol as hp
 
 from conftest import bash_event, stored
 from hook_processes import SEMLOOP
@@ -131,7 +131,7 @@ def test_client_imports_no_numpy_and_mismatched_env_goes_in_process(srv, tmp_pat
                           capture_output=True, timeout=60, env=srv.env)
     assert proc.returncode == 0 and json.loads(proc.stdout) == {}
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "import time" in line}
-    assert "semloop.integrations.hook_server" in imported
+    assert "semloop.integrations.hook_protocol" in imported  # the client
     assert not {m for m in imported if m.split(".")[0] in ("numpy", "sqlite3", "pickle")}, imported
     # a client whose SEMLOOP_* settings differ from the server's is handled in-process
     before = srv.ping()["served"]
@@ -143,14 +143,14 @@ def test_client_imports_no_numpy_and_mismatched_env_goes_in_process(srv, tmp_pat
 def test_a_request_the_client_gave_up_on_is_not_recorded(srv, tmp_path):
     srv.start()
     db = tmp_path / "state.sqlite3"
-    message = {"v": hs.PROTOCOL, "op": "hook", "id": hs.identity(), "env": {}, "config": None, "db": str(db),
+    message = {"v": hp.PROTOCOL, "op": "hook", "id": hp.identity(), "env": {}, "config": None, "db": str(db),
                "event": json.dumps(bash_event("PostToolUse", "ls", stdout="a")), "deadline": time.time() - 1}
-    reply = hs._call(srv.socket, message, 10)
+    reply = hp._call(srv.socket, message, 10)
     assert reply == {"ok": False, "handled": False, "error": "deadline passed"}  # the client records it
     assert stored(db, "sess-1") is None
     assert srv.ping()["expired"] == 1
     message["deadline"] = time.time() + 10
-    assert hs._call(srv.socket, message, 10)["stderr"] == ""
+    assert hp._call(srv.socket, message, 10)["stderr"] == ""
     assert stored(db, "sess-1").steps_seen == 1
 
 

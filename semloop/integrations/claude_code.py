@@ -24,7 +24,8 @@ or memory), one entry per `session_id` (+ `agent_id` for subagents). The hook al
 This module imports only the standard library at import time; semloop's core (numpy) and the
 embedding model are loaded inside the hook, only when needed. `cmd_hook` first hands the event to
 the warm `semloop hook-server` over its Unix socket, and handles it in-process when there is none
-yet or it answers "not handled" (see `hook_server` for the exactly-once handshake).
+yet or it answers "not handled" (see `hook_server` for the exactly-once handshake). Imports go
+one way: this module uses the client (`hook_protocol`); the server (`hook_server`) uses this module.
 """
 
 from __future__ import annotations
@@ -418,12 +419,12 @@ def cmd_hook(args: Any) -> int:
         return 0
     if not getattr(args, "no_server", False):
         try:
-            from . import hook_server
+            from . import hook_protocol
 
-            if hook_server.enabled():
-                reply = hook_server.request(data, config_path=config_path, db=db,
-                                            timeout=getattr(args, "server_timeout", None)
-                                            or hook_server.DEFAULT_CLIENT_TIMEOUT)
+            if hook_protocol.enabled():
+                reply = hook_protocol.request(data, config_path=config_path, db=db,
+                                              timeout=getattr(args, "server_timeout", None)
+                                              or hook_protocol.DEFAULT_CLIENT_TIMEOUT)
         except Exception:  # pragma: no cover - request() never raises; belt and braces
             reply = None
     if reply is not None:
@@ -459,9 +460,9 @@ def _session_start(no_server: bool) -> None:
     """SessionStart (installed with the http hooks): start or check the warm server, which answers
     the session's http hooks. Waits for it, once per session, so the first tool call is served."""
     try:
-        from . import hook_server
+        from . import hook_protocol
 
-        status = "hook server disabled (--no-server)" if no_server else hook_server.ensure_server()
+        status = "hook server disabled (--no-server)" if no_server else hook_protocol.ensure_server()
         if "running" not in status and "started" not in status:
             print(f"semloop: {status}", file=sys.stderr)
     except Exception as exc:  # fail open
@@ -525,7 +526,7 @@ def is_semloop_hook(entry: Any) -> bool:
         return False
     if entry.get("type", "command") == "command":
         return is_semloop_command(entry.get("command"))
-    from .hook_server import TOKEN_HEADER
+    from .hook_protocol import TOKEN_HEADER
 
     headers = entry.get("headers")
     return (entry.get("type") == "http" and isinstance(entry.get("url"), str) and bool(_OURS_URL.match(entry["url"]))
@@ -541,7 +542,7 @@ def hook_url(port: int, config: str | None = None, db: str | None = None) -> str
 
 
 def _http_entry(url: str) -> dict:
-    from .hook_server import TOKEN_ENV, TOKEN_HEADER
+    from .hook_protocol import TOKEN_ENV, TOKEN_HEADER
 
     # the secret is read from the environment (`env` in the settings file), not written here
     return {"type": "http", "url": url, "headers": {TOKEN_HEADER: f"${TOKEN_ENV}"},
@@ -595,7 +596,7 @@ def add_hooks(settings: dict, command: str, http: dict | None = None) -> bool:
                         entries[i] = dict(want)
         if not found:
             groups.append(_group(event, dict(want)))
-    from .hook_server import TOKEN_ENV
+    from .hook_protocol import TOKEN_ENV
 
     env = settings.get("env")
     if http is not None:
@@ -660,7 +661,7 @@ def _remove_from_event(hooks: dict, event: str) -> bool:
 def remove_hooks(settings: dict) -> bool:
     """Remove every semloop hook entry (in place) and our token from `env`; drop matcher groups,
     events and objects left empty by that. Returns True if anything changed."""
-    from .hook_server import TOKEN_ENV
+    from .hook_protocol import TOKEN_ENV
 
     changed = False
     env = settings.get("env")
@@ -773,10 +774,10 @@ def cmd_install(args: Any) -> int:
                                             and not getattr(args, "settings", None) else "http")
     http = None
     if mode == "http":
-        from . import hook_server
+        from . import hook_protocol
 
         try:
-            server = hook_server.http_config(create=True)
+            server = hook_protocol.http_config(create=True)
         except OSError as exc:
             print(f"semloop: http hooks unavailable ({exc}); writing command hooks", file=sys.stderr)
         else:
@@ -865,10 +866,6 @@ def add_cli(subparsers: Any) -> None:
                    help="how long to wait for the hook server's reply before handling the event "
                         "in-process (default 3)")
     p.set_defaults(func=_run_for_target("cmd_hook"))
-
-    from .hook_server import add_cli as add_server_cli
-
-    add_server_cli(subparsers)
 
     for name, verb in (("install", "add semloop's hooks to"), ("uninstall", "remove semloop's hooks from")):
         p = subparsers.add_parser(
