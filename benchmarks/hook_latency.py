@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from claude_cli import ScriptedAPI, claude_binary, clean_env, run_claude, tool_call  # noqa: E402
+from timing import interleaved, write_page  # noqa: E402
 
 SEMLOOP = str(Path(sys.executable).parent / "semloop")
 
@@ -91,21 +92,26 @@ def main(argv: list[str] | None = None) -> int:
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     script = [tool_call("Bash", command=f"echo part-{i} > /dev/null; echo {i}", description="step")
               for i in range(args.calls)]
-    seconds: dict[str, list[float]] = {name: [] for name in cases}
+
+    def case(name: str, settings: Path | None):
+        def run_once(_round: int) -> float:
+            with ScriptedAPI(script) as api:
+                run = run_claude(binary, api, home, work, settings, max_turns=args.calls + 2, timeout=900)
+            calls = len(run.tool_uses())
+            if run.result.get("terminal_reason") != "completed" or calls != args.calls:
+                raise SystemExit(f"{name}: run did not complete as scripted ({calls} calls, "
+                                 f"{run.result.get('terminal_reason')}): {run.stderr[-500:]}")
+            return run.seconds
+
+        return run_once
+
+    def progress(round_: int, seconds: dict[str, list[float]]) -> None:
+        print(f"round {round_}: " + ", ".join(f"{n.split(' (')[0]} {seconds[n][-1]:.2f}s" for n in cases), flush=True)
+
     try:
-        for round_ in range(args.runs + 1):  # round 0 warms everything up (server, page cache)
-            for name, settings in cases.items():
-                with ScriptedAPI(script) as api:
-                    run = run_claude(binary, api, home, work, settings, max_turns=args.calls + 2, timeout=900)
-                calls = len(run.tool_uses())
-                if run.result.get("terminal_reason") != "completed" or calls != args.calls:
-                    raise SystemExit(f"{name}: run did not complete as scripted ({calls} calls, "
-                                     f"{run.result.get('terminal_reason')}): {run.stderr[-500:]}")
-                if round_:
-                    seconds[name].append(run.seconds)
-            if round_:
-                print(f"round {round_}: " + ", ".join(f"{n.split(' (')[0]} {seconds[n][-1]:.2f}s" for n in cases),
-                      flush=True)
+        # one warm-up round first (server, page cache), not kept
+        seconds = interleaved({name: case(name, settings) for name, settings in cases.items()}, args.runs,
+                              warmup=1, after_round=progress)
     finally:
         subprocess.run([SEMLOOP, "hook-server", "--stop"], env=env, capture_output=True)
 
@@ -132,10 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, med, added in rows:
         lines.append(f"| {name} | {med:.2f} | {'—' if name == 'no hooks' else f'{added:+.0f}'} |")
     lines += ["", f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."]
-    text = "\n".join(lines) + "\n"
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
-    print(text)
+    write_page(args.out, lines)
     return 0
 
 

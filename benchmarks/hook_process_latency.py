@@ -29,6 +29,8 @@ import resource
 import time
 from pathlib import Path
 
+from timing import interleaved
+
 
 def _command(arg: str | None) -> list[str]:
     if arg:
@@ -71,14 +73,14 @@ def _summary(name: str, samples: list[tuple[float, float]]) -> dict:
 
 
 def _start_server(base: list[str], socket_path: str, env: dict) -> subprocess.Popen:
-    from semloop.integrations import hook_server
+    from semloop.integrations import hook_protocol
 
     proc = subprocess.Popen(base + ["hook-server", "--socket", socket_path, "--idle-timeout", "600"],
                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=open(socket_path + ".log", "ab"))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        reply = hook_server._ping(socket_path)
+        reply = hook_protocol._ping(socket_path)
         if reply and reply.get("pid") == proc.pid:
             return proc
         if proc.poll() is not None:
@@ -123,15 +125,15 @@ def main() -> int:
         for path, (argv, penv) in paths.items():
             for event in ("PreToolUse", "PostToolUse"):
                 cases[f"{path} {event}"] = (argv, event, penv)
-        samples: dict[str, list] = {name: [] for name in cases}
-        for i in range(args.runs):  # interleaved, so a busy moment hits every case alike
-            for name, (cmd, event, penv) in cases.items():
-                payload = json.dumps(_event(event, i)).encode() if event else None
-                samples[name].append(_time(cmd, payload, penv))
-        if server is not None:
-            from semloop.integrations import hook_server
 
-            served = (hook_server._ping(str(tmp / "hook.sock")) or {}).get("served")
+        def case(cmd: list[str], event: str | None, penv: dict):
+            return lambda i: _time(cmd, json.dumps(_event(event, i)).encode() if event else None, penv)
+
+        samples = interleaved({name: case(*spec) for name, spec in cases.items()}, args.runs)
+        if server is not None:
+            from semloop.integrations import hook_protocol
+
+            served = (hook_protocol._ping(str(tmp / "hook.sock")) or {}).get("served")
             expected = 3 + 2 * args.runs
             if served != expected:
                 print(f"warning: the server answered {served} of {expected} warm requests "

@@ -30,6 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from timing import interleaved, timed_ms, write_page  # noqa: E402
+
 
 def stream(n: int, seed: int = 0):
     rng = random.Random(seed)
@@ -91,19 +93,19 @@ def main() -> int:
         embedder = load_embedder(config.embedding, config.model_path)  # one for all (its cache too)
         for guard in guards.values():
             guard.embedder = embedder
-        times: dict[str, list[float]] = {name: [] for name in guards}
-        order = list(guards)
-        rng = random.Random(1)
-        for i, call in enumerate(calls):
-            rng.shuffle(order)
-            for name in order:
-                start = time.perf_counter()
-                verdict = guards[name].record(*call)
-                elapsed = (time.perf_counter() - start) * 1000.0
+
+        def step(name: str):
+            def record(i: int) -> float:
+                verdict, elapsed = timed_ms(guards[name].record, *calls[i])
                 if verdict.error is not None:
                     raise SystemExit(f"{name}: {verdict.error}")
-                if i >= args.warmup:
-                    times[name].append(elapsed)
+                return elapsed
+
+            return record
+
+        # step i on every backend, in a shuffled order, before step i + 1
+        times: dict[str, list[float]] = interleaved({name: step(name) for name in guards}, args.steps,
+                                                    warmup=args.warmup, shuffle=random.Random(1))
         sizes = {}
         for name, url in backends.items():
             if url is not None:
@@ -117,12 +119,8 @@ def main() -> int:
         final = guards["memory://"].state
         codec = {"state_format": (lambda: state_format.loads(state_format.dumps(final))),
                  "pickle": (lambda: pickle.loads(pickle.dumps(final, protocol=pickle.HIGHEST_PROTOCOL)))}
-        codec_ms: dict[str, list[float]] = {k: [] for k in codec}
-        for _ in range(60):
-            for name, fn in codec.items():
-                start = time.perf_counter()
-                fn()
-                codec_ms[name].append((time.perf_counter() - start) * 1000.0)
+        codec_ms: dict[str, list[float]] = interleaved(
+            {name: (lambda _, fn=fn: timed_ms(fn)[1]) for name, fn in codec.items()}, 60)
         # worst case: every cluster in use (max_clusters distinct calls) with full windows
         import numpy as np
 
@@ -175,10 +173,7 @@ def main() -> int:
                   f"minimum. Pickle is no longer used: loading it runs code."]
     if redis is None:
         lines.append("\nredis-server not installed: Redis not measured.")
-    text = "\n".join(lines) + "\n"
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
-    print(text)
+    write_page(args.out, lines)
     return 0
 
 

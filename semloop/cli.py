@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _optional_cli_modules():
     import importlib
 
-    for name in ("semloop.bench.cli", "semloop.integrations.claude_code", "semloop.integrations.gemini_cli",
+    for name in ("semloop.bench.cli", "semloop.integrations.claude_code", "semloop.integrations.hook_server",
                  "semloop.integrations.mcp_proxy", "semloop.sessions"):
         try:
             yield importlib.import_module(name)

@@ -179,17 +179,19 @@ class CachedEmbedder:
             else:
                 self._cache.move_to_end(text)
             return vector[None, :]
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        distinct = list(dict.fromkeys(texts))
+        vectors = {t: self._cache[t] for t in distinct if t in self._cache}
+        missing = [t for t in distinct if t not in vectors]
         if missing:
             for text, vector in zip(missing, self.embed(missing)):
-                self._cache[text] = vector
-            while len(self._cache) > self.max_entries:
-                self._cache.popitem(last=False)
-        rows = []
+                self._cache[text] = vectors[text] = vector
         for text in texts:
             self._cache.move_to_end(text)
-            rows.append(self._cache[text])
-        return np.stack(rows)
+        # evict only now: the batch's texts are the most recent, and the rows come from `vectors`,
+        # so a batch with more distinct texts than the cache holds is still served whole
+        while len(self._cache) > self.max_entries:
+            self._cache.popitem(last=False)
+        return np.stack([vectors[t] for t in texts])
 
 
 _LOADED: dict[tuple[str, str | None], Embedder] = {}

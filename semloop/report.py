@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .config import Config
 from .traces import Trace
-from .verdict import Verdict
+from .verdict import FlaggedSteps, Verdict
 
 MAX_CELLS = 400
 """Heatmaps keep at most this many cells per side; longer sessions are max-pooled."""
@@ -52,7 +52,7 @@ class StepView:
 
 
 @dataclass(frozen=True)
-class TraceReport:
+class TraceReport(FlaggedSteps):
     """One trace, analysed: the timeline, the two (possibly pooled) similarity matrices."""
 
     id: str
@@ -66,14 +66,6 @@ class TraceReport:
     @property
     def events(self) -> tuple[Verdict, ...]:
         return tuple(s.verdict for s in self.steps if s.verdict.action != "allow")
-
-    @property
-    def first_warn(self) -> int | None:
-        return next((v.step for v in self.events if v.action == "warn"), None)
-
-    @property
-    def first_stop(self) -> int | None:
-        return next((v.step for v in self.events if v.action == "stop"), None)
 
     @property
     def wasted(self) -> int:
@@ -97,16 +89,16 @@ class TraceReport:
 
 def analyze_trace(trace: Trace, config: Config | None = None, embedder=None, source: str = "",
                   max_cells: int = MAX_CELLS) -> TraceReport:
-    """Replay `trace` through a fresh guard and compute what the report shows."""
+    """Replay `trace` through a fresh guard (as `semloop scan` does) and compute what the report shows."""
     from . import features
     from .embeddings import load_embedder
     from .guard import LoopGuard
+    from .scan import replay
 
     config = config or Config()
     guard = LoopGuard(config, embedder=embedder)
     views, call_texts, sketches = [], [], []
-    for i, step in enumerate(trace.steps):
-        verdict = guard.record(step.tool, step.input, step.output, step.is_error)
+    for i, (step, verdict) in enumerate(zip(trace.steps, replay(trace, guard))):
         values = features.call_values(step.input)
         call_texts.append(features.call_text(step.tool, values, config.max_text_chars))
         text = features.render_value(step.output)

@@ -24,26 +24,14 @@ from .config import Config
 from .embeddings import Embedder, load_embedder
 from .guard import LoopGuard
 from .traces import Trace, TraceError, parse_trace
-from .verdict import Verdict
+from .verdict import FlaggedSteps, Verdict
 
 
 @dataclass(frozen=True)
-class ScanResult:
+class ScanResult(FlaggedSteps):
     id: str
     steps: int
     events: tuple[Verdict, ...]  # the non-allow verdicts, in step order
-
-    @property
-    def first_warn(self) -> int | None:
-        return next((v.step for v in self.events if v.action == "warn"), None)
-
-    @property
-    def first_stop(self) -> int | None:
-        return next((v.step for v in self.events if v.action == "stop"), None)
-
-    @property
-    def first_flag(self) -> int | None:
-        return self.events[0].step if self.events else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "steps": self.steps, "first_warn": self.first_warn, "first_stop": self.first_stop,
@@ -51,13 +39,15 @@ class ScanResult:
                             "message": v.message} for v in self.events]}
 
 
-def scan_trace(trace: Trace, config: Config | None = None, embedder: Embedder | None = None) -> ScanResult:
-    guard = LoopGuard(config, embedder=embedder)
-    events = []
+def replay(trace: Trace, guard: LoopGuard) -> Iterator[Verdict]:
+    """The verdict of each step of `trace`, recorded in order into `guard` (a fresh one: the
+    trace is the whole session), as a guarded agent would have seen them."""
     for step in trace.steps:
-        verdict = guard.record(step.tool, step.input, step.output, step.is_error)
-        if verdict.action != "allow":
-            events.append(verdict)
+        yield guard.record(step.tool, step.input, step.output, step.is_error)
+
+
+def scan_trace(trace: Trace, config: Config | None = None, embedder: Embedder | None = None) -> ScanResult:
+    events = (v for v in replay(trace, LoopGuard(config, embedder=embedder)) if v.action != "allow")
     return ScanResult(trace.id, len(trace.steps), tuple(events))
 
 

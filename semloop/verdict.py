@@ -75,3 +75,22 @@ class LoopStopped(RuntimeError):
         self.message = verdict.message or "semloop stopped this run."
         self.output = output
         super().__init__(self.message)
+
+
+class FlaggedSteps:
+    """Where a replayed trace was first flagged, for a result whose `events` are its non-allow
+    verdicts in step order (`scan.ScanResult`, `report.TraceReport`)."""
+
+    events: tuple[Verdict, ...]
+
+    @property
+    def first_warn(self) -> int | None:
+        return next((v.step for v in self.events if v.action == "warn"), None)
+
+    @property
+    def first_stop(self) -> int | None:
+        return next((v.step for v in self.events if v.action == "stop"), None)
+
+    @property
+    def first_flag(self) -> int | None:
+        return self.events[0].step if self.events else None

@@ -44,3 +44,25 @@ def stored(db: Path, key: str):
         return store.load(key)
     finally:
         store.close()
+
+
+# -- hooks run as real processes (tests/hook_processes.py) -----------------------------------
+
+@pytest.fixture
+def in_process_hooks(monkeypatch):
+    """For tests of the in-process hook: never start a hook server in the user's cache
+    (tests/test_hook_server.py covers the server)."""
+    monkeypatch.setenv("SEMLOOP_HOOK_SERVER", "0")
+
+
+@pytest.fixture
+def srv(tmp_path):
+    """A private warm hook server's environment (start it with `srv.start()`); every server
+    process it saw is killed at teardown."""
+    from hook_processes import PrivateHookServer
+
+    server = PrivateHookServer(tmp_path)
+    try:
+        yield server
+    finally:
+        server.cleanup()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -19,24 +18,9 @@ from semloop.integrations import claude_code as cc
 from semloop.integrations.store import SessionStore
 
 from conftest import bash_event, stored
+from hook_processes import SEMLOOP
 
-
-def _semloop() -> list[str]:
-    script = Path(sys.executable).parent / "semloop"
-    if script.is_file():
-        return [str(script)]
-    found = shutil.which("semloop")
-    return [found] if found else [sys.executable, "-m", "semloop"]
-
-
-SEMLOOP = _semloop()
-
-
-@pytest.fixture(autouse=True)
-def _in_process_hooks(monkeypatch):
-    """These tests exercise the in-process hook; never start a hook server in the user's cache
-    (tests/test_hook_server.py covers the server)."""
-    monkeypatch.setenv("SEMLOOP_HOOK_SERVER", "0")
+pytestmark = pytest.mark.usefixtures("in_process_hooks")  # these tests exercise the in-process hook
 
 
 def run(args: list[str], stdin: str | bytes = b"", env: dict | None = None) -> subprocess.CompletedProcess:

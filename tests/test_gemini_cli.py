@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,23 +14,10 @@ from pathlib import Path
 import pytest
 
 from conftest import bash_event, stored
+from hook_processes import SEMLOOP
 from semloop.integrations import gemini_cli
 
-
-def _semloop() -> list[str]:
-    script = Path(sys.executable).parent / "semloop"
-    if script.is_file():
-        return [str(script)]
-    found = shutil.which("semloop")
-    return [found] if found else [sys.executable, "-m", "semloop"]
-
-
-SEMLOOP = _semloop()
-
-
-@pytest.fixture(autouse=True)
-def _in_process_hooks(monkeypatch):
-    monkeypatch.setenv("SEMLOOP_HOOK_SERVER", "0")  # never start a hook server in the user's cache
+pytestmark = pytest.mark.usefixtures("in_process_hooks")  # these tests exercise the in-process hook
 
 
 def run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess:

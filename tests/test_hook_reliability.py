@@ -14,21 +14,12 @@ from pathlib import Path
 import pytest
 
 from semloop.integrations import claude_code as cc
-from semloop.integrations import hook_server as hs
+from semloop.integrations import hook_protocol as hp
 
 from conftest import bash_event, stored
-from test_hook_server import SEMLOOP, Env
+from hook_processes import SEMLOOP
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="Unix sockets only")
-
-
-@pytest.fixture
-def srv(tmp_path):
-    env = Env(tmp_path)
-    try:
-        yield env
-    finally:
-        env.cleanup()
 
 
 def _parallel_posts(env: dict, db: Path, n: int, session: str, *extra: str) -> list[tuple[int, bytes, bytes]]:
@@ -160,11 +151,11 @@ def test_server_log_is_never_written_through_a_planted_symlink(srv, tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     os.symlink(victim, srv.socket + ".log")
-    assert hs.start_server(srv.socket, idle_timeout=5)
+    assert hp.start_server(srv.socket, idle_timeout=5)
     srv.wait_for_server()
     assert victim.read_text() == "precious\n"
     with pytest.raises(OSError):
-        hs.open_private(srv.socket + ".log", os.O_WRONLY | os.O_APPEND)
+        hp.open_private(srv.socket + ".log", os.O_WRONLY | os.O_APPEND)
 
 
 # -- http hooks: the token, another user ---------------------------------------------------------
@@ -176,7 +167,7 @@ def _post(port: int, event: dict, token: str | None, query: str = "") -> tuple[i
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Content-Type": "application/json"}
     if token is not None:
-        headers[hs.TOKEN_HEADER] = token
+        headers[hp.TOKEN_HEADER] = token
     conn.request("POST", "/hook" + query, body=json.dumps(event), headers=headers)
     resp = conn.getresponse()
     return resp.status, resp.read()
@@ -186,7 +177,7 @@ def test_http_hooks_need_the_token_and_another_user_cannot_read_it(srv, tmp_path
     from urllib.parse import quote
 
     monkeypatch.setenv("XDG_CACHE_HOME", srv.env["XDG_CACHE_HOME"])  # the server's cache dir
-    config = hs.http_config(create=True)
+    config = hp.http_config(create=True)
     srv.start()
     db = tmp_path / "state.sqlite3"
     query = f"?db={quote(str(db))}"

@@ -5,105 +5,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from semloop.integrations import hook_server as hs
+from semloop.integrations import hook_protocol as hp
 
 from conftest import bash_event, stored
+from hook_processes import SEMLOOP
 
 pytestmark = pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX") or os.name == "nt",
                                 reason="Unix sockets only")
-
-
-def _semloop() -> list[str]:
-    script = Path(sys.executable).parent / "semloop"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "semloop"]
-
-
-SEMLOOP = _semloop()
-
-
-class Env:
-    """A private socket directory (short path: AF_UNIX limit), the env pointing at it, and every
-    server process seen, killed at teardown."""
-
-    def __init__(self, tmp_path: Path):
-        self.dir = Path(tempfile.mkdtemp(prefix="slh-", dir="/tmp"))
-        self.socket = str(self.dir / "s.sock")
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith("SEMLOOP_") or k in ("SEMLOOP_MODEL_DIR",)}
-        self.env.update(SEMLOOP_SOCKET=self.socket, XDG_CACHE_HOME=str(tmp_path / "cache"))
-        self.pids: set[int] = set()
-        self.procs: list[subprocess.Popen] = []
-
-    def start(self, idle: float = 60.0) -> int:
-        with open(self.socket + ".log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "semloop", "hook-server", "--idle-timeout", str(idle)],
-                                    env=self.env, stdout=subprocess.DEVNULL, stderr=log)
-        self.procs.append(proc)
-        self.pids.add(proc.pid)
-        reply = self.wait_for_server()
-        assert reply["pid"] == proc.pid
-        return proc.pid
-
-    def ping(self) -> dict | None:
-        reply = hs._ping(self.socket)
-        if reply:
-            self.pids.add(reply["pid"])
-        return reply
-
-    def wait_for_server(self, timeout: float = 20.0, not_pid: int | None = None) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            reply = self.ping()
-            if reply and reply["pid"] != not_pid:
-                return reply
-            time.sleep(0.05)
-        log = Path(self.socket + ".log")
-        raise AssertionError(f"no server on {self.socket}; log: {log.read_text() if log.exists() else '-'}")
-
-    def hook(self, db: Path, event: dict | str, *extra: str, env: dict | None = None) -> tuple[dict, str]:
-        payload = event if isinstance(event, str) else json.dumps(event)
-        proc = subprocess.run(SEMLOOP + ["hook", "claude-code", "--db", str(db), *extra], input=payload.encode(),
-                              capture_output=True, timeout=60, env={**self.env, **(env or {})})
-        assert proc.returncode == 0, proc.stderr
-        lines = proc.stdout.decode().strip().splitlines()
-        assert len(lines) == 1, proc.stdout
-        return json.loads(lines[0]), proc.stderr.decode()
-
-    def cleanup(self) -> None:
-        reply = hs._ping(self.socket, timeout=0.5)
-        if reply:
-            self.pids.add(reply["pid"])
-        for pid in self.pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                pass
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-@pytest.fixture
-def srv(tmp_path):
-    env = Env(tmp_path)
-    try:
-        yield env
-    finally:
-        env.cleanup()
 
 
 def loop_sequence(run) -> list[dict]:
@@ -214,7 +131,7 @@ def test_client_imports_no_numpy_and_mismatched_env_goes_in_process(srv, tmp_pat
                           capture_output=True, timeout=60, env=srv.env)
     assert proc.returncode == 0 and json.loads(proc.stdout) == {}
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "import time" in line}
-    assert "semloop.integrations.hook_server" in imported
+    assert "semloop.integrations.hook_protocol" in imported  # the client
     assert not {m for m in imported if m.split(".")[0] in ("numpy", "sqlite3", "pickle")}, imported
     # a client whose SEMLOOP_* settings differ from the server's is handled in-process
     before = srv.ping()["served"]
@@ -226,14 +143,14 @@ def test_client_imports_no_numpy_and_mismatched_env_goes_in_process(srv, tmp_pat
 def test_a_request_the_client_gave_up_on_is_not_recorded(srv, tmp_path):
     srv.start()
     db = tmp_path / "state.sqlite3"
-    message = {"v": hs.PROTOCOL, "op": "hook", "id": hs.identity(), "env": {}, "config": None, "db": str(db),
+    message = {"v": hp.PROTOCOL, "op": "hook", "id": hp.identity(), "env": {}, "config": None, "db": str(db),
                "event": json.dumps(bash_event("PostToolUse", "ls", stdout="a")), "deadline": time.time() - 1}
-    reply = hs._call(srv.socket, message, 10)
+    reply = hp._call(srv.socket, message, 10)
     assert reply == {"ok": False, "handled": False, "error": "deadline passed"}  # the client records it
     assert stored(db, "sess-1") is None
     assert srv.ping()["expired"] == 1
     message["deadline"] = time.time() + 10
-    assert hs._call(srv.socket, message, 10)["stderr"] == ""
+    assert hp._call(srv.socket, message, 10)["stderr"] == ""
     assert stored(db, "sess-1").steps_seen == 1
 
 

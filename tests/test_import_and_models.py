@@ -50,6 +50,26 @@ def test_cache_embeds_each_text_once():
     assert len(cached._cache) == 2
 
 
+def _numbered(texts):
+    """A vector that names its text: "t17" → [17, 0]."""
+    return np.array([[float(t[1:]), 0.0] for t in texts], dtype=np.float32)
+
+
+def test_cache_serves_a_batch_with_more_distinct_texts_than_it_holds():
+    cached = CachedEmbedder(_numbered, max_entries=4)
+    texts = [f"t{i}" for i in range(10)] + ["t3", "t0"]
+    assert cached(texts)[:, 0].tolist() == [float(t[1:]) for t in texts]
+    assert list(cached._cache) == ["t8", "t9", "t3", "t0"]  # the batch's most recently used texts
+
+
+def test_cache_keeps_a_batch_hit_that_new_texts_would_evict():
+    cached = CachedEmbedder(_numbered, max_entries=2)
+    cached(["t1"])
+    cached(["t2"])  # full; t1 is the least recently used
+    assert cached(["t1", "t3"])[:, 0].tolist() == [1.0, 3.0]
+    assert list(cached._cache) == ["t1", "t3"]
+
+
 def test_missing_static_model_falls_back_to_hashing(tmp_path, caplog, monkeypatch):
     from semloop import embeddings
 

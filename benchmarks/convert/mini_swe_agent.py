@@ -28,6 +28,9 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by file path (the tests)
+from labeled_splits import load_labels, write_labeled  # noqa: E402
+
 _BASH = re.compile(r"```bash\s*\n(.*?)\n?```", re.S)
 _RC = re.compile(r"<returncode>(-?\d+)</returncode>")
 
@@ -61,15 +64,6 @@ def traj_steps(messages: list[dict]) -> list[dict]:
     return steps
 
 
-def load_labels(path: Path) -> dict[str, dict]:
-    labels = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            row = json.loads(line)
-            labels[row["id"]] = row
-    return labels
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trajs", type=Path, required=True, help="directory holding */<id>.traj.json")
@@ -88,27 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         instance = data.get("instance_id") or path.name.removesuffix(".traj.json")
         traces.append({"id": f"{args.name}/{instance}", "source": args.name.replace("/", ":", 1),
                        "steps": traj_steps(data["messages"])})
-    by_split: dict[str, list[dict]] = {"dev": [], "test": []}
-    for trace in traces:
-        label = labels.get(trace["id"])
-        if label is None:
-            continue
-        onset = label["label"].get("onset")
-        if onset is not None and not 0 <= onset < len(trace["steps"]):
-            raise SystemExit(f"{trace['id']}: onset {onset} outside the trace")
-        by_split[label["split"]].append({**trace, "label": label["label"], "confidence": label["confidence"],
-                                         "note": label["note"], "split": label["split"]})
-    for split, rows in by_split.items():
-        with open(args.out / f"{stem}_{split}.jsonl", "w") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    if args.unlabeled:
-        with open(args.out / f"{stem}_all.jsonl", "w") as fh:
-            for trace in traces:
-                fh.write(json.dumps(trace, ensure_ascii=False) + "\n")
-    loops = {s: sum(r["label"]["loop"] for r in rows) for s, rows in by_split.items()}
-    print(f"{stem}: {len(traces)} runs, labeled dev {len(by_split['dev'])} ({loops['dev']} loops), "
-          f"test {len(by_split['test'])} ({loops['test']} loops)", file=sys.stderr)
+    write_labeled(traces, labels, args.out, stem, args.unlabeled)
     return 0
 
 

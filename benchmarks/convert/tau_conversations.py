@@ -36,6 +36,9 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by file path (the tests)
+from labeled_splits import load_labels, write_labeled  # noqa: E402
+
 TAU2_GREETING = "Hi! How can I help you today?"
 
 
@@ -183,25 +186,6 @@ def convert(kind: str, name: str, path: Path) -> Iterator[dict]:
         raise SystemExit(f"unknown run kind {kind!r}: use tau1, tau2 or tau2-transcript")
 
 
-def load_labels(path: Path) -> dict[str, dict]:
-    labels: dict[str, dict] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            row = json.loads(line)
-            if row["id"] in labels:
-                raise SystemExit(f"{path}:{n}: duplicate label for {row['id']}")
-            labels[row["id"]] = row
-    return labels
-
-
-def join(trace: dict, label: dict) -> dict:
-    onset = label["label"].get("onset")
-    if onset is not None and not 0 <= onset < len(trace["steps"]):
-        raise SystemExit(f"{trace['id']}: onset {onset} outside 0..{len(trace['steps']) - 1}")
-    return {**trace, "label": label["label"], "confidence": label["confidence"],
-            "note": label["note"], "split": label["split"]}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", action="append", required=True, metavar="KIND:NAME:PATH",
@@ -218,23 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         kind, name, path = spec.split(":", 2)
         traces = list(convert(kind, name, Path(path)))
         stem = name.replace("/", "_")
-        by_split: dict[str, list[dict]] = {"dev": [], "test": []}
-        for trace in traces:
-            if trace["id"] in labels:
-                row = join(trace, labels[trace["id"]])
-                by_split[row["split"]].append(row)
-                used.add(trace["id"])
-        for split, rows in by_split.items():
-            with open(args.out / f"{stem}_{split}.jsonl", "w") as fh:
-                for row in rows:
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        if args.unlabeled:
-            with open(args.out / f"{stem}_all.jsonl", "w") as fh:
-                for trace in traces:
-                    fh.write(json.dumps(trace, ensure_ascii=False) + "\n")
-        loops = {s: sum(r["label"]["loop"] for r in rows) for s, rows in by_split.items()}
-        print(f"{stem}: {len(traces)} runs, labeled dev {len(by_split['dev'])} ({loops['dev']} loops), "
-              f"test {len(by_split['test'])} ({loops['test']} loops)", file=sys.stderr)
+        used |= write_labeled(traces, labels, args.out, stem, args.unlabeled)
     missing = sorted(set(labels) - used)
     prefixes = tuple(spec.split(":", 2)[1] + "/" for spec in args.run)
     missing = [m for m in missing if m.startswith(prefixes)]

@@ -24,7 +24,8 @@ or memory), one entry per `session_id` (+ `agent_id` for subagents). The hook al
 This module imports only the standard library at import time; semloop's core (numpy) and the
 embedding model are loaded inside the hook, only when needed. `cmd_hook` first hands the event to
 the warm `semloop hook-server` over its Unix socket, and handles it in-process when there is none
-yet or it answers "not handled" (see `hook_server` for the exactly-once handshake).
+yet or it answers "not handled" (see `hook_server` for the exactly-once handshake). Imports go
+one way: this module uses the client (`hook_protocol`); the server (`hook_server`) uses this module.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 TARGET = "claude-code"
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -418,12 +419,12 @@ def cmd_hook(args: Any) -> int:
         return 0
     if not getattr(args, "no_server", False):
         try:
-            from . import hook_server
+            from . import hook_protocol
 
-            if hook_server.enabled():
-                reply = hook_server.request(data, config_path=config_path, db=db,
-                                            timeout=getattr(args, "server_timeout", None)
-                                            or hook_server.DEFAULT_CLIENT_TIMEOUT)
+            if hook_protocol.enabled():
+                reply = hook_protocol.request(data, config_path=config_path, db=db,
+                                              timeout=getattr(args, "server_timeout", None)
+                                              or hook_protocol.DEFAULT_CLIENT_TIMEOUT)
         except Exception:  # pragma: no cover - request() never raises; belt and braces
             reply = None
     if reply is not None:
@@ -459,9 +460,9 @@ def _session_start(no_server: bool) -> None:
     """SessionStart (installed with the http hooks): start or check the warm server, which answers
     the session's http hooks. Waits for it, once per session, so the first tool call is served."""
     try:
-        from . import hook_server
+        from . import hook_protocol
 
-        status = "hook server disabled (--no-server)" if no_server else hook_server.ensure_server()
+        status = "hook server disabled (--no-server)" if no_server else hook_protocol.ensure_server()
         if "running" not in status and "started" not in status:
             print(f"semloop: {status}", file=sys.stderr)
     except Exception as exc:  # fail open
@@ -525,7 +526,7 @@ def is_semloop_hook(entry: Any) -> bool:
         return False
     if entry.get("type", "command") == "command":
         return is_semloop_command(entry.get("command"))
-    from .hook_server import TOKEN_HEADER
+    from .hook_protocol import TOKEN_HEADER
 
     headers = entry.get("headers")
     return (entry.get("type") == "http" and isinstance(entry.get("url"), str) and bool(_OURS_URL.match(entry["url"]))
@@ -541,7 +542,7 @@ def hook_url(port: int, config: str | None = None, db: str | None = None) -> str
 
 
 def _http_entry(url: str) -> dict:
-    from .hook_server import TOKEN_ENV, TOKEN_HEADER
+    from .hook_protocol import TOKEN_ENV, TOKEN_HEADER
 
     # the secret is read from the environment (`env` in the settings file), not written here
     return {"type": "http", "url": url, "headers": {TOKEN_HEADER: f"${TOKEN_ENV}"},
@@ -595,7 +596,7 @@ def add_hooks(settings: dict, command: str, http: dict | None = None) -> bool:
                         entries[i] = dict(want)
         if not found:
             groups.append(_group(event, dict(want)))
-    from .hook_server import TOKEN_ENV
+    from .hook_protocol import TOKEN_ENV
 
     env = settings.get("env")
     if http is not None:
@@ -660,7 +661,7 @@ def _remove_from_event(hooks: dict, event: str) -> bool:
 def remove_hooks(settings: dict) -> bool:
     """Remove every semloop hook entry (in place) and our token from `env`; drop matcher groups,
     events and objects left empty by that. Returns True if anything changed."""
-    from .hook_server import TOKEN_ENV
+    from .hook_protocol import TOKEN_ENV
 
     changed = False
     env = settings.get("env")
@@ -739,40 +740,44 @@ def _umask() -> int:
     return mask
 
 
-def install(path: Path, command: str, http: dict | None = None) -> tuple[bool, Path | None]:
+def edit_settings(path: Path, change: Callable[[dict], bool], private: bool = False) -> tuple[bool, Path | None]:
+    """Apply `change` (edits the settings in place, True if it changed anything) to the JSON
+    settings file at `path` (missing: an empty object); write the file back only if it changed.
+    Returns (changed, backup). Shared by every install target, whatever agent reads the file."""
     settings = _read_settings(path)
-    if not add_hooks(settings, command, http):
+    if not change(settings):
         return False, None
-    return True, _write_settings(path, settings, private=http is not None)
+    return True, _write_settings(path, settings, private=private)
+
+
+def install(path: Path, command: str, http: dict | None = None) -> tuple[bool, Path | None]:
+    return edit_settings(path, lambda settings: add_hooks(settings, command, http), private=http is not None)
 
 
 def uninstall(path: Path) -> tuple[bool, Path | None]:
-    if not path.exists():
-        return False, None
-    settings = _read_settings(path)
-    if not remove_hooks(settings):
-        return False, None
-    return True, _write_settings(path, settings)
+    return edit_settings(path, remove_hooks)
 
 
-def _target_path(args: Any) -> Path:
+def chosen_settings_path(args: Any, scope_path: Callable[[str], Path] = settings_path) -> Path:
+    """The settings file an install/uninstall command edits: `--settings`, else the file of
+    `--scope` as the target's `scope_path` names it."""
     if getattr(args, "settings", None):
         return Path(args.settings).expanduser()
-    return settings_path(args.scope)
+    return scope_path(args.scope)
 
 
 def cmd_install(args: Any) -> int:
-    path = _target_path(args)
+    path = chosen_settings_path(args)
     config, db = getattr(args, "config", None), getattr(args, "db", None)
     command = hook_command(config, db)
     mode = getattr(args, "hooks", None) or ("command" if getattr(args, "scope", "user") == "project"
                                             and not getattr(args, "settings", None) else "http")
     http = None
     if mode == "http":
-        from . import hook_server
+        from . import hook_protocol
 
         try:
-            server = hook_server.http_config(create=True)
+            server = hook_protocol.http_config(create=True)
         except OSError as exc:
             print(f"semloop: http hooks unavailable ({exc}); writing command hooks", file=sys.stderr)
         else:
@@ -796,7 +801,7 @@ def cmd_install(args: Any) -> int:
 
 
 def cmd_uninstall(args: Any) -> int:
-    path = _target_path(args)
+    path = chosen_settings_path(args)
     changed, backup = uninstall(path)
     if not changed:
         print(f"semloop: no semloop hooks in {path}")
@@ -810,12 +815,47 @@ def cmd_uninstall(args: Any) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
+class InstallTarget(NamedTuple):
+    """An agent that `semloop hook|install|uninstall <name>` serves."""
+
+    module: str  # defines cmd_hook, cmd_install, cmd_uninstall; imported only when the command runs
+    scope_help: str  # what --scope means for this agent's settings files
+
+
+# The targets of `hook`, `install` and `uninstall`: the parsers take their choices from here, and
+# a command runs the function of the target's module. The first target's scopes are the --scope
+# choices; its scope help is shown as is, the others' after it.
+INSTALL_TARGETS: dict[str, InstallTarget] = {
+    TARGET: InstallTarget(
+        "semloop.integrations.claude_code",
+        "user: ~/.claude/settings.json; project: .claude/settings.json; local: .claude/settings.local.json"),
+    "gemini-cli": InstallTarget(
+        "semloop.integrations.gemini_cli",
+        "user (~/.gemini/settings.json) or project (.gemini/settings.json)"),
+}
+
+
+def _run_for_target(command: str) -> Callable[[Any], int]:
+    """The CLI function of `command` ("cmd_hook", ...): runs that function of `args.target`'s module."""
+    def run(args: Any) -> int:
+        import importlib
+
+        return getattr(importlib.import_module(INSTALL_TARGETS[args.target].module), command)(args)
+
+    return run
+
+
+def _scope_help() -> str:
+    (first, first_help), *others = ((name, t.scope_help) for name, t in INSTALL_TARGETS.items())
+    return f"{first_help} (default: user)" + "".join(f"; for {name}: {text}" for name, text in others)
+
+
 def add_cli(subparsers: Any) -> None:
-    """Register `hook`, `install` and `uninstall` (each taking the target `claude-code`)."""
+    """Register `hook`, `install` and `uninstall`, each taking a target of `INSTALL_TARGETS`."""
     p = subparsers.add_parser("hook", help="run as an agent hook (reads the event JSON on stdin)",
                               description="Run as a Claude Code hook: event JSON on stdin, decision JSON "
                                           "on stdout, always exit 0 (fails open).")
-    p.add_argument("target", choices=[TARGET])
+    p.add_argument("target", choices=list(INSTALL_TARGETS))
     p.add_argument("--config", metavar="PATH", help="JSON or TOML config file (default: $SEMLOOP_CONFIG)")
     p.add_argument("--db", metavar="PATH", help="state database (default: $SEMLOOP_DB or "
                                                 "~/.cache/semloop/state.sqlite3)")
@@ -825,14 +865,9 @@ def add_cli(subparsers: Any) -> None:
     p.add_argument("--server-timeout", type=float, metavar="SECONDS",
                    help="how long to wait for the hook server's reply before handling the event "
                         "in-process (default 3)")
-    p.set_defaults(func=cmd_hook)
+    p.set_defaults(func=_run_for_target("cmd_hook"))
 
-    from .hook_server import add_cli as add_server_cli
-
-    add_server_cli(subparsers)
-
-    for name, func, verb in (("install", cmd_install, "add semloop's hooks to"),
-                             ("uninstall", cmd_uninstall, "remove semloop's hooks from")):
+    for name, verb in (("install", "add semloop's hooks to"), ("uninstall", "remove semloop's hooks from")):
         p = subparsers.add_parser(
             name, help=f"{verb} Claude Code settings",
             description=("Add semloop's hooks to Claude Code's settings.json: one hook entry (all tools) for each of "
@@ -841,10 +876,8 @@ def add_cli(subparsers: Any) -> None:
                          if name == "install" else
                          "Remove semloop's hook entries from Claude Code's settings.json; every other hook is kept "
                          "and settings.json.bak is written first."))
-        p.add_argument("target", choices=[TARGET], help="the agent whose settings to edit")
-        p.add_argument("--scope", choices=("user", "project", "local"), default="user",
-                       help="user: ~/.claude/settings.json; project: .claude/settings.json; "
-                            "local: .claude/settings.local.json (default: user)")
+        p.add_argument("target", choices=list(INSTALL_TARGETS), help="the agent whose settings to edit")
+        p.add_argument("--scope", choices=("user", "project", "local"), default="user", help=_scope_help())
         p.add_argument("--settings", metavar="PATH", help="settings file to edit instead of the scope's")
         if name == "install":
             p.add_argument("--hooks", choices=("http", "command"),
@@ -854,4 +887,4 @@ def add_cli(subparsers: Any) -> None:
                                 "per event")
             p.add_argument("--config", metavar="PATH", help="config file the hook should use")
             p.add_argument("--db", metavar="PATH", help="state database the hook should use")
-        p.set_defaults(func=func)
+        p.set_defaults(func=_run_for_target(f"cmd_{name}"))

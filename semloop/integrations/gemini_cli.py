@@ -1,5 +1,7 @@
 """Gemini CLI hooks: `semloop hook gemini-cli`, `semloop install|uninstall gemini-cli`.
 
+The commands are registered by `claude_code.add_cli` (this module is one of its `INSTALL_TARGETS`).
+
 Gemini CLI runs a hook command per event, with the event JSON on stdin, and reads one JSON object
 from stdout (its hooks reference: https://geminicli.com/docs/hooks/reference). semloop translates
 each Gemini event into the Claude Code hook's event and lets `claude_code.cmd_hook` handle it, so
@@ -263,22 +265,15 @@ def remove_hooks(settings: dict) -> bool:
     return changed
 
 
-def _target_path(args: Any) -> Path:
-    if getattr(args, "settings", None):
-        return Path(args.settings).expanduser()
-    return settings_path(args.scope)
-
-
 def cmd_install(args: Any) -> int:
-    from .claude_code import _read_settings, _write_settings
+    from .claude_code import chosen_settings_path, edit_settings
 
-    path = _target_path(args)
-    settings = _read_settings(path)
+    path = chosen_settings_path(args, settings_path)
     command = hook_command(getattr(args, "config", None), getattr(args, "db", None))
-    if not add_hooks(settings, command):
+    changed, backup = edit_settings(path, lambda settings: add_hooks(settings, command))
+    if not changed:
         print(f"semloop: already installed in {path}")
         return 0
-    backup = _write_settings(path, settings)
     print(f"semloop: hooks for {', '.join(EVENTS)} added to {path}")
     print(f"  command: {command}")
     if backup:
@@ -288,45 +283,12 @@ def cmd_install(args: Any) -> int:
 
 
 def cmd_uninstall(args: Any) -> int:
-    from .claude_code import _read_settings, _write_settings
+    from .claude_code import chosen_settings_path, edit_settings
 
-    path = _target_path(args)
-    settings = _read_settings(path) if path.exists() else {}
-    if not remove_hooks(settings):
+    path = chosen_settings_path(args, settings_path)
+    changed, backup = edit_settings(path, remove_hooks)
+    if not changed:
         print(f"semloop: no semloop hooks in {path}")
         return 0
-    backup = _write_settings(path, settings)
     print(f"semloop: hooks removed from {path}" + (f" (backup: {backup})" if backup else ""))
     return 0
-
-
-# ---------------------------------------------------------------------------------------------
-# CLI: `gemini-cli` as a second target of the `hook`, `install` and `uninstall` commands
-# ---------------------------------------------------------------------------------------------
-
-
-def add_cli(subparsers: Any) -> None:
-    """Add `gemini-cli` to the targets of `hook` / `install` / `uninstall` (registered by
-    `claude_code.add_cli`, which runs first), dispatching on the target."""
-    ours = {"hook": cmd_hook, "install": cmd_install, "uninstall": cmd_uninstall}
-    for name, func in ours.items():
-        parser = subparsers.choices.get(name)
-        if parser is None:  # pragma: no cover - claude_code's CLI missing
-            continue
-        for action in parser._actions:  # argparse keeps no public handle on a positional
-            if action.dest == "target" and action.choices is not None and TARGET not in action.choices:
-                action.choices = [*action.choices, TARGET]
-        if name != "hook":
-            for action in parser._actions:
-                if action.dest == "scope":
-                    action.help = (f"{action.help}; for {TARGET}: user (~/.gemini/settings.json) "
-                                   "or project (.gemini/settings.json)")
-        theirs = parser.get_default("func")
-        parser.set_defaults(func=_dispatch(func, theirs))
-
-
-def _dispatch(ours: Any, theirs: Any) -> Any:
-    def run(args: Any) -> int:
-        return ours(args) if args.target == TARGET else theirs(args)
-
-    return run
