@@ -202,10 +202,10 @@ def clean_env(home: Path, api_url: str, extra: dict | None = None) -> dict:
 
 
 def run_gemini(binary: str, api: ScriptedGemini, home: Path, cwd: Path, *, prompt: str = "Do the task.",
-               env: dict | None = None, timeout: float = 180.0) -> Run:
+               env: dict | None = None, timeout: float = 180.0, extra_args: tuple[str, ...] = ()) -> Run:
     home.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
-    argv = [binary, "-p", prompt, "--output-format", "stream-json", "--yolo", "-m", MODEL]
+    argv = [binary, "-p", prompt, "--output-format", "stream-json", "--yolo", "-m", MODEL, *extra_args]
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, env=clean_env(home, api.url, env), capture_output=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)

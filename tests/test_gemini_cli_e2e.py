@@ -131,6 +131,27 @@ def test_repeated_failing_call_gets_notes_then_the_run_ends(no_builtin_detector)
     _assert_notes_on_real_results(api.sent_texts(), calls=4)
 
 
+def test_the_next_prompt_lifts_the_stop_and_the_loop_is_flagged_again_at_once():
+    setup = Setup("inprocess", model={"disableLoopDetection": True})
+    try:
+        first, _ = setup.run(_failing_calls(12))
+        assert first.tool_results()[-1]["error"]["type"] == "stop_execution" and setup.attempts() == 4
+        # the user answers in the same session: BeforeAgent lifts the stop, the loop memory stays
+        with ScriptedGemini(_failing_calls(30)) as api:
+            run = run_gemini(BINARY, api, setup.home, setup.work, prompt="Try once more.", env=setup.env,
+                             extra_args=("--resume", "latest"))
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.events[0].get("session_id") == first.events[0].get("session_id")
+        results = run.tool_results()
+        assert [r["status"] for r in results] == ["success", "success", "error"]
+        assert BLOCKED in results[-1]["error"]["message"]
+        assert setup.attempts() == 6  # two more ran, the third was refused
+        assert len(api.main_requests()) == 3
+        assert all(NOTE in t for t in api.sent_texts()[-2:])  # the first repeat already carries a note
+    finally:
+        setup.close()
+
+
 def test_with_gemini_cli_defaults_its_own_detector_ends_an_exact_repeat(defaults):
     # Gemini CLI drops the 5th identical call itself, before BeforeTool: semloop's notes on
     # calls 3 and 4 still reach the model
