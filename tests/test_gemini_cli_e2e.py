@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,7 @@ class Setup:
     def close(self) -> None:
         subprocess.run(SEMLOOP + ["hook-server", "--stop"], env=clean_env(self.home, "http://unused", self.env),
                        capture_output=True, timeout=30)
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 @pytest.fixture(params=["inprocess", "server"])
