@@ -1,0 +1,221 @@
+"""Drive the real Gemini CLI (`@google/gemini-cli` from npm) against a scripted local Gemini API,
+for end-to-end hook tests.
+
+`ScriptedGemini` is a stdlib HTTP server on 127.0.0.1 (free port) that answers
+`POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (SSE, `data: <GenerateContentResponse>`)
+and `:generateContent` the way the Gemini API does. Each main-loop request (one that declares
+tools) gets the next scripted `functionCall` (chosen by how many `functionResponse` parts the
+request already carries, so a retried request gets the same answer); after the script, a final
+text. Other requests (JSON side calls) get `{}`. Every request body is kept in `requests`, so a
+test can assert what the model was sent.
+
+`run_gemini` runs `gemini -p ... --output-format stream-json --yolo -m gemini-2.5-flash` in a
+temporary HOME / cwd, pointed at the server by `GOOGLE_GEMINI_BASE_URL` with auth type
+`gemini-api-key` (a dummy `GEMINI_API_KEY`), and returns the parsed event stream. The CLI reads
+`$HOME/.gemini/settings.json` (user settings) — that is where the test installs semloop's hooks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+# where .ci/run installs the pinned CLI (ignored by git)
+LOCAL_INSTALL = REPO / ".gemini-cli" / "node_modules" / ".bin" / "gemini"
+MODEL = "gemini-2.5-flash"  # an explicit model: no routing side calls
+
+
+def gemini_binary() -> str | None:
+    """`$SEMLOOP_GEMINI_CLI`, or the CLI `.ci/run` installs under `.gemini-cli/`, or None.
+    (Not `gemini` on PATH: the test wants the pinned version, not whatever the user has.)"""
+    explicit = os.environ.get("SEMLOOP_GEMINI_CLI")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    if not shutil.which("node"):
+        return None
+    return str(LOCAL_INSTALL) if os.access(LOCAL_INSTALL, os.X_OK) else None
+
+
+def function_call(name: str, **args: Any) -> dict:
+    return {"name": name, "args": args}
+
+
+def _function_responses(body: dict) -> list[dict]:
+    out = []
+    for content in body.get("contents") or []:
+        for part in content.get("parts") or []:
+            if isinstance(part, dict) and "functionResponse" in part:
+                out.append(part["functionResponse"])
+    return out
+
+
+def _response(parts: list[dict]) -> dict:
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": MODEL}
+
+
+class ScriptedGemini:
+    """`with ScriptedGemini([function_call("run_shell_command", command="ls"), ...]) as api: api.url`."""
+
+    def __init__(self, script: list[dict], final_text: str = "Done."):
+        self.script = list(script)
+        self.final_text = final_text
+        self.requests: list[dict] = []
+        self.paths: list[str] = []
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+
+    # -- what the model was sent -----------------------------------------------------------------
+
+    def main_requests(self) -> list[dict]:
+        with self.lock:
+            return [r for r in self.requests if r.get("tools")]
+
+    def function_responses(self) -> list[dict]:
+        """The functionResponse parts of the longest main-loop conversation, in order."""
+        reqs = self.main_requests()
+        return _function_responses(max(reqs, key=lambda r: len(_function_responses(r)))) if reqs else []
+
+    def sent_texts(self) -> list[str]:
+        """Every function response the model was sent, as text (its `response` object, JSON)."""
+        return [json.dumps(fr.get("response"), ensure_ascii=False) for fr in self.function_responses()]
+
+    def everything_sent(self) -> str:
+        with self.lock:
+            return "\n".join(json.dumps(r, ensure_ascii=False) for r in self.requests)
+
+    # -- server ----------------------------------------------------------------------------------
+
+    def _answer(self, body: dict) -> dict:
+        if not body.get("tools"):
+            return _response([{"text": "{}"}])
+        done = len(_function_responses(body))
+        if done < len(self.script):
+            return _response([{"functionCall": self.script[done]}])
+        return _response([{"text": self.final_text}])
+
+    def __enter__(self) -> "ScriptedGemini":
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, data: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._send(404, b'{"error": {"code": 404, "message": "not scripted", "status": "NOT_FOUND"}}',
+                           "application/json")
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                if ":streamGenerateContent" not in self.path and ":generateContent" not in self.path:
+                    self.do_GET()
+                    return
+                with api.lock:
+                    api.requests.append(body)
+                    api.paths.append(self.path)
+                answer = json.dumps(api._answer(body))
+                if ":streamGenerateContent" in self.path:
+                    self._send(200, f"data: {answer}\r\n\r\n".encode(), "text/event-stream")
+                else:
+                    self._send(200, answer.encode(), "application/json")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+@dataclass
+class Run:
+    returncode: int
+    events: list[dict]
+    stderr: str
+    seconds: float
+
+    @property
+    def result(self) -> dict:
+        for event in reversed(self.events):
+            if event.get("type") == "result":
+                return event
+        return {}
+
+    def tool_uses(self) -> list[dict]:
+        return [e for e in self.events if e.get("type") == "tool_use"]
+
+    def tool_results(self) -> list[dict]:
+        return [e for e in self.events if e.get("type") == "tool_result"]
+
+
+def base_settings(**extra: Any) -> dict:
+    """User settings for a headless run against the scripted server: API-key auth, no usage
+    statistics, no update checks."""
+    settings: dict = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                      "privacy": {"usageStatisticsEnabled": False},
+                      "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}}
+    for key, value in extra.items():
+        settings.setdefault(key, {}).update(value)
+    return settings
+
+
+def clean_env(home: Path, api_url: str, extra: dict | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GEMINI_", "GOOGLE_", "SEMLOOP_")) or k == "SEMLOOP_MODEL_DIR"}
+    env.update(HOME=str(home), GEMINI_API_KEY="test-dummy-key", GOOGLE_GEMINI_BASE_URL=api_url,
+               GEMINI_CLI_TRUST_WORKSPACE="true", XDG_CACHE_HOME=str(home / ".cache"),
+               XDG_CONFIG_HOME=str(home / ".config"), NO_COLOR="1", TERM="dumb")
+    env.pop("CI", None)  # the CLI treats CI=true as non-interactive anyway; keep runs identical
+    env.update(extra or {})
+    return env
+
+
+def run_gemini(binary: str, api: ScriptedGemini, home: Path, cwd: Path, *, prompt: str = "Do the task.",
+               env: dict | None = None, timeout: float = 180.0, extra_args: tuple[str, ...] = ()) -> Run:
+    home.mkdir(parents=True, exist_ok=True)
+    cwd.mkdir(parents=True, exist_ok=True)
+    argv = [binary, "-p", prompt, "--output-format", "stream-json", "--yolo", "-m", MODEL, *extra_args]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=clean_env(home, api.url, env), capture_output=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    events = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+    return Run(proc.returncode, events, proc.stderr.decode("utf-8", "replace"), seconds)

@@ -1,0 +1,203 @@
+"""The real Gemini CLI (`@google/gemini-cli`, pinned and installed by `.ci/run` under `.gemini-cli/`)
+with semloop's hooks, against a scripted local Gemini API (`gemini_cli.ScriptedGemini`): how each
+headless run (`gemini -p ... --output-format stream-json --yolo`) ends, what ran, and what the
+model was sent.
+
+The hooks are written by `semloop install gemini-cli --settings $HOME/.gemini/settings.json` (the
+user settings the CLI reads). Two ways they run: handled in each hook process (`inprocess`) and
+through the warm Unix-socket server (`server`, the default).
+
+Gemini CLI has a loop detector of its own: five identical consecutive tool calls (same name and
+arguments) and it ends the run ("Loop detected, stopping execution") before the fifth runs — the
+very call where semloop would refuse. The exact-repeat scenario therefore runs with
+`model.disableLoopDetection: true`, to show semloop's own stop, and once with the defaults, to
+show what a user gets there; the other scenarios use the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from gemini_cli import ScriptedGemini, base_settings, clean_env, function_call, gemini_binary, run_gemini
+
+BINARY = gemini_binary()
+pytestmark = [
+    pytest.mark.skipif(BINARY is None, reason="the Gemini CLI is not installed: `.ci/run` installs the pinned "
+                       "@google/gemini-cli under .gemini-cli/ (or set SEMLOOP_GEMINI_CLI to a gemini binary)"),
+    pytest.mark.skipif(os.name == "nt", reason="POSIX only"),
+]
+
+NOTE = "[semloop] This run_shell_command call repeats"
+BLOCKED = "semloop blocked this run_shell_command call"
+
+
+def _semloop() -> list[str]:
+    script = Path(sys.executable).parent / "semloop"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "semloop"]
+
+
+SEMLOOP = _semloop()
+
+
+class Setup:
+    """A temporary HOME (its own cache dir, so its own hook server and socket), a work directory,
+    the state database, and `$HOME/.gemini/settings.json`: headless auth settings plus the hooks
+    written by `semloop install gemini-cli`."""
+
+    def __init__(self, mode: str, **settings):
+        self.mode = mode
+        self.root = Path(tempfile.mkdtemp(prefix="slg-", dir="/tmp"))  # short: AF_UNIX path limit
+        self.home, self.work = self.root / "h", self.root / "w"
+        (self.home / ".gemini").mkdir(parents=True)
+        self.work.mkdir()
+        self.db = self.root / "state.sqlite3"
+        self.settings = self.home / ".gemini" / "settings.json"
+        self.settings.write_text(json.dumps(base_settings(**settings)))
+        self.env = {"SEMLOOP_HOOK_SERVER": "0"} if mode == "inprocess" else {}
+        proc = subprocess.run(SEMLOOP + ["install", "gemini-cli", "--settings", str(self.settings),
+                                         "--db", str(self.db)],
+                              env=clean_env(self.home, "http://unused", self.env), capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        data = json.loads(self.settings.read_text())
+        assert data["security"]["auth"]["selectedType"] == "gemini-api-key"  # kept by install
+        assert set(data["hooks"]) == {"BeforeTool", "AfterTool", "BeforeAgent"}
+
+    def run(self, script: list[dict]):
+        with ScriptedGemini(script) as api:
+            run = run_gemini(BINARY, api, self.home, self.work, env=self.env)
+        return run, api
+
+    def attempts(self) -> int:
+        log = self.work / "attempts.log"
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    def close(self) -> None:
+        subprocess.run(SEMLOOP + ["hook-server", "--stop"], env=clean_env(self.home, "http://unused", self.env),
+                       capture_output=True, timeout=30)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture(params=["inprocess", "server"])
+def no_builtin_detector(request):
+    s = Setup(request.param, model={"disableLoopDetection": True})
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def defaults():
+    s = Setup("server")
+    yield s
+    s.close()
+
+
+# each attempt leaves a line in attempts.log, then fails the same way
+FAILING = "echo attempt >> attempts.log; cat /etc/semloop-e2e/app.yaml"
+
+
+def _failing_calls(n: int) -> list[dict]:
+    return [function_call("run_shell_command", command=FAILING, description="show the config")] * n
+
+
+def _assert_notes_on_real_results(sent: list[str], *, calls: int) -> None:
+    assert len(sent) == calls
+    assert all("No such file or directory" in t and "Exit Code: 1" in t for t in sent)  # the tool's own text
+    assert [NOTE in t for t in sent] == [False, False] + [True] * (calls - 2)
+    assert all("<hook_context>[semloop]" in t for t in sent[2:])  # where Gemini CLI puts additionalContext
+
+
+def test_repeated_failing_call_gets_notes_then_the_run_ends(no_builtin_detector):
+    setup = no_builtin_detector
+    run, api = setup.run(_failing_calls(12))
+    assert run.returncode == 0, run.stderr[-2000:]
+    # calls 3 and 4 carry a note; call 5 continues the flagged loop: BeforeTool refuses it and
+    # `continue: false` ends the agent loop
+    uses, results = run.tool_uses(), run.tool_results()
+    assert len(uses) == len(results) == 5  # not the 12 scripted
+    assert [r["status"] for r in results] == ["success"] * 4 + ["error"]
+    stop = results[-1]
+    assert stop["error"]["type"] == "stop_execution"
+    assert BLOCKED in stop["error"]["message"] and "The call was not run" in stop["error"]["message"]
+    assert stop["output"].startswith("Agent execution stopped by hook: " + BLOCKED)
+    assert run.result.get("status") == "success"  # a hook stop ends the headless run cleanly
+    assert setup.attempts() == 4  # the refused call never ran, and nothing ran after it
+    assert len(api.main_requests()) == 5  # the model was not asked again after the stop
+    _assert_notes_on_real_results(api.sent_texts(), calls=4)
+
+
+def test_the_next_prompt_lifts_the_stop_and_the_loop_is_flagged_again_at_once():
+    setup = Setup("inprocess", model={"disableLoopDetection": True})
+    try:
+        first, _ = setup.run(_failing_calls(12))
+        assert first.tool_results()[-1]["error"]["type"] == "stop_execution" and setup.attempts() == 4
+        # the user answers in the same session: BeforeAgent lifts the stop, the loop memory stays
+        with ScriptedGemini(_failing_calls(30)) as api:
+            run = run_gemini(BINARY, api, setup.home, setup.work, prompt="Try once more.", env=setup.env,
+                             extra_args=("--resume", "latest"))
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.events[0].get("session_id") == first.events[0].get("session_id")
+        results = run.tool_results()
+        assert [r["status"] for r in results] == ["success", "success", "error"]
+        assert BLOCKED in results[-1]["error"]["message"]
+        assert setup.attempts() == 6  # two more ran, the third was refused
+        assert len(api.main_requests()) == 3
+        assert all(NOTE in t for t in api.sent_texts()[-2:])  # the first repeat already carries a note
+    finally:
+        setup.close()
+
+
+def test_with_gemini_cli_defaults_its_own_detector_ends_an_exact_repeat(defaults):
+    # Gemini CLI drops the 5th identical call itself, before BeforeTool: semloop's notes on
+    # calls 3 and 4 still reach the model
+    run, api = defaults.run(_failing_calls(12))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert any(e.get("type") == "error" and "Loop detected" in e.get("message", "") for e in run.events)
+    assert len(run.tool_results()) == 4 and defaults.attempts() == 4
+    assert run.result.get("status") == "success"
+    _assert_notes_on_real_results(api.sent_texts(), calls=4)
+
+
+def test_same_error_from_varied_calls_is_stopped_where_the_builtin_detector_sees_nothing(defaults):
+    # every command differs (a comment), so Gemini CLI's exact-repeat detector stays silent; semloop
+    # sees reworded calls with one result: notes on calls 3 and 4, and after call 5 AfterTool's
+    # `continue: false` ends the run (the CLI puts the stop message in place of that call's result)
+    script = [function_call("run_shell_command", command=f"echo attempt >> attempts.log; exit 3  # try {i}",
+                            description="try again") for i in range(12)]
+    run, api = defaults.run(script)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert not any(e.get("type") == "error" for e in run.events)  # no "Loop detected"
+    results = run.tool_results()
+    assert [r["status"] for r in results] == ["success"] * 4 + ["error"]
+    stop = results[-1]["error"]
+    assert stop["type"] == "stop_execution"
+    assert stop["message"].startswith("semloop stopped this run") and "The run ends here" in stop["message"]
+    assert run.result.get("status") == "success"
+    assert defaults.attempts() == 5  # call 5 ran (AfterTool stops after it), nothing after it
+    assert len(api.main_requests()) == 5  # the model was not asked again after the stop
+    sent = api.sent_texts()
+    assert len(sent) == 4 and all("Exit Code: 3" in t for t in sent)
+    assert [NOTE in t for t in sent] == [False, False, True, True]
+
+
+def test_varied_files_stay_quiet(defaults):
+    for i in range(6):
+        (defaults.work / f"part-{i}.csv").write_text(f"id,value\n{i},{i * 37}\n")
+    script = [function_call("run_shell_command", command=f"cat part-{i}.csv", description="show") for i in range(6)]
+    run, api = defaults.run(script)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert [r["status"] for r in run.tool_results()] == ["success"] * 6
+    assert run.result.get("status") == "success"
+    assert any(e.get("type") == "message" and e.get("role") == "assistant" and "Done." in e.get("content", "")
+               for e in run.events)  # the model's final answer: the run went to its end
+    sent = api.sent_texts()
+    assert len(sent) == 6 and [f"{i},{i * 37}" in t for i, t in enumerate(sent)] == [True] * 6
+    assert "semloop" not in api.everything_sent()  # in no request, not just the tool results
+    assert not any("hook_context" in t for t in sent)
