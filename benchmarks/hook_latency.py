@@ -12,7 +12,9 @@ stays quiet and records every call) with, in turn:
 - semloop command hooks (`install --hooks command`), warm Unix-socket server already running;
 - semloop http hooks (`install`, the default), whose SessionStart command hook checks the server
   (one Python process per run, i.e. per session);
-- the same http hooks without that SessionStart hook: the cost per tool call alone.
+- the same http hooks without that SessionStart hook: the cost per tool call alone;
+- the floor of any http hook: the same events posted to a loopback server that answers `{}` at
+  once, and that server as a PreToolUse + PostToolUse pair only.
 
 Cases are interleaved run by run (after one warm-up round), in a temporary HOME. Reported: the
 median wall time of the whole run and the **added ms per tool call** = (median(case) - median(no
@@ -46,6 +48,32 @@ SEMLOOP = str(Path(sys.executable).parent / "semloop")
 def _pair(command: str) -> dict:
     entry = {"type": "command", "command": command, "timeout": 15}
     return {"hooks": {e: [{"matcher": "*", "hooks": [entry]}] for e in ("PreToolUse", "PostToolUse")}}
+
+
+def _trivial_http_server():
+    """A loopback HTTP server in a thread that answers every POST with `{}`: what an http hook
+    costs Claude Code before the hook does anything."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def _install(home: Path, settings: Path, db: Path, hooks: str) -> None:
@@ -86,6 +114,20 @@ def main(argv: list[str] | None = None) -> int:
     path = root / f"{len(cases)}.json"
     path.write_text(json.dumps(per_call))
     cases["semloop http hooks, without SessionStart (server running)"] = path
+    # the floor for any http hook: the same events posted to a loopback server that answers `{}` at once
+    trivial = _trivial_http_server()
+    floor = json.loads(json.dumps(per_call))
+    for matchers in floor["hooks"].values():
+        for matcher in matchers:
+            for hook in matcher["hooks"]:
+                hook["url"] = f"http://127.0.0.1:{trivial.server_port}/hook"
+    path = root / f"{len(cases)}.json"
+    path.write_text(json.dumps(floor))
+    cases["trivial http hooks, the same events (a loopback server answering `{}`)"] = path
+    pair = {"hooks": {e: floor["hooks"][e] for e in ("PreToolUse", "PostToolUse")}, "env": floor.get("env", {})}
+    path = root / f"{len(cases)}.json"
+    path.write_text(json.dumps(pair))
+    cases["trivial http hook pair (that server, PreToolUse + PostToolUse only)"] = path
 
     env = clean_env(home, "http://unused")
     subprocess.Popen([SEMLOOP, "hook-server", "--idle-timeout", "900"], env=env, stdin=subprocess.DEVNULL,

@@ -117,14 +117,14 @@ def test_repeated_succeeding_call_with_the_same_output_ends_the_same_way(http_se
     _assert_hard_stop(run, api, calls_at_most=5)
 
 
-def test_same_error_from_varied_calls_ends_at_the_failed_call_or_the_next(varied_error_setup):
+def test_same_error_from_varied_calls_ends_before_the_next_call_runs(varied_error_setup):
     setup = varied_error_setup
-    # PostToolUseFailure cannot end a run; PostToolBatch (http) ends it after that very call, the
-    # next PreToolUse (command hooks) before the next call runs
+    # PostToolUseFailure cannot end a run: the next PreToolUse ends it before the next call runs
+    # (http and command hooks alike: no PostToolBatch hook, see claude_code.HTTP_EVENTS)
     script = [tool_call("Bash", command=f"exit 3  # attempt {i}", description="try") for i in range(14)]
     run, api = setup.run(script)
     assert run.result.get("terminal_reason") == "hook_stopped", run.result
-    assert len(run.tool_uses()) == (5 if setup.mode == "http" else 6)
+    assert len(run.tool_uses()) == 6
     assert sum(NOTE in t for t in _texts(api.tool_results())) == 2
 
 

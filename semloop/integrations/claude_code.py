@@ -10,8 +10,8 @@ stdin. What each event does (docs/claude-code.md has the table, and what the CLI
 - PostToolUse / PostToolUseFailure: `LoopGuard.record` with the bounded, normalized tool response
   (or the error text). "warn" adds the factual message as `additionalContext` next to the tool
   result. "stop" returns `continue: false` + `stopReason`: it ends the run on PostToolUse; on
-  PostToolUseFailure (where Claude Code ignores it) the saved stop ends the run at PostToolBatch
-  (http hooks) or at the next PreToolUse.
+  PostToolUseFailure (where Claude Code ignores it) the saved stop ends the run at the next
+  PreToolUse (or at PostToolBatch, for settings of earlier versions that hook it).
 - UserPromptSubmit: a new prompt from the user after a stop lifts the stop (the human decided);
   the loop memory is kept, so a repeat of the same loop is flagged again at once.
 - SessionEnd / SubagentStop: the session's (subagent's) state is deleted.
@@ -43,9 +43,12 @@ TARGET = "claude-code"
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 # Command hooks: one process per event, so only the events detection needs.
 EVENTS = (*TOOL_EVENTS, "UserPromptSubmit", "SessionEnd", "SubagentStop")
-# http hooks cost a loopback request each: PostToolBatch also ends a run stopped by a failed call
-# at once (Claude Code ignores `continue: false` on PostToolUseFailure, honours it there).
-HTTP_EVENTS = (*TOOL_EVENTS, "PostToolBatch", "UserPromptSubmit", "SessionEnd", "SubagentStop")
+# http hooks: the same events. Claude Code charges ~30 ms per http hook request whatever the server
+# does (benchmarks/hook_latency.py: a server answering `{}` costs what semloop costs), so a
+# PostToolBatch hook — which would end a run stopped by a failed call one call sooner than the next
+# PreToolUse does — would cost every tool call a third more for one saved call per stopped loop.
+# (`run_hook` still answers PostToolBatch, for settings written by earlier versions.)
+HTTP_EVENTS = EVENTS
 HOOK_TIMEOUT = 15  # seconds; Claude Code kills a slower hook and goes on (non-blocking error)
 HTTP_TIMEOUT = 10  # seconds for an http hook: the server answers in milliseconds or is gone
 
@@ -198,7 +201,7 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
     if not isinstance(event, dict):
         raise ValueError("hook input is not a JSON object")
     name = event.get("hook_event_name")
-    if name not in HTTP_EVENTS:
+    if name not in (*HTTP_EVENTS, "PostToolBatch"):
         return {}
     key = session_key(event)
 
