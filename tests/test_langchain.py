@@ -246,7 +246,8 @@ def test_threads_get_their_own_guards_and_a_new_invoke_lifts_a_stop():
 
     # another thread starts clean
     other = agent.invoke({"messages": [("user", "Show /etc/shadow")]}, {"configurable": {"thread_id": "t-2"}})
-    assert mw.guards["t-2"].steps == 2 and not mw.guards["t-2"].stopped
+    # two reads and the agent's final message (a message step: `after_agent`)
+    assert mw.guards["t-2"].steps == 3 and not mw.guards["t-2"].stopped
     assert other["messages"][-1].content == "Permission denied twice."
 
     # the user writes again on t-1: the stop is lifted, the loop memory is kept
@@ -429,3 +430,37 @@ def test_import_does_not_pull_in_langchain():
             "print([k for k in ('langchain', 'langchain_core', 'langgraph') if k in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@agent_test
+def test_a_thread_whose_turns_keep_asking_for_the_same_thing_is_a_conversation_loop():
+    """The agent's final message of each turn is recorded (`after_agent`): three turns on one thread
+    asking the user for the reservation ID, however worded, get a `conversation` verdict on the
+    third message; a thread that moves from one question to the next does not."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    asks = ["Could you please provide your reservation ID?",
+            "I need your reservation ID to continue. Could you please provide it?",
+            "Please provide your reservation ID so I can continue."]
+    replies = ["I don't have it.", "I told you, I don't have it.", "Can't you look it up by my name?"]
+    mw = SemloopMiddleware()
+    agent = create_agent(model(*(AIMessage(a) for a in asks)), [read_file], middleware=[mw],
+                         checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "support-1"}}
+    outs = [agent.invoke({"messages": [("user", r)]}, thread) for r in ["Change my flight.", *replies[:2]]]
+    finals = [out["messages"][-1] for out in outs]
+    assert [f.content for f in finals] == asks  # the messages themselves are untouched
+    assert [f.response_metadata.get("semloop", {}).get("action") for f in finals] == [None, None, "warn"]
+    (key, verdict), = mw.verdicts
+    assert key == "support-1" and verdict.signals[0].kind == "conversation" and verdict.signals[0].related_steps == (0, 1)
+    # the mark is kept in the thread's state
+    assert agent.get_state(thread).values["messages"][-1].response_metadata["semloop"]["action"] == "warn"
+
+    moving = ["What is your reservation ID?", "Which date would you like to fly instead?",
+              "Do you prefer an aisle or a window seat?"]
+    mw2 = SemloopMiddleware()
+    agent2 = create_agent(model(*(AIMessage(a) for a in moving)), [read_file], middleware=[mw2],
+                          checkpointer=InMemorySaver())
+    for text in ["Change my flight.", "It's ABC123.", "The 14th."]:
+        agent2.invoke({"messages": [("user", text)]}, {"configurable": {"thread_id": "support-2"}})
+    assert mw2.verdicts == []

@@ -11,7 +11,10 @@
   "warn" the hint is appended to the message content (status, artifact and id kept). On "stop" the
   run ends: the next `before_model` hook jumps to the end instead of calling the model, and adds a
   final `AIMessage` that tells the user what happened. A new `invoke` on the same thread lifts a
-  stop (the human decided); the loop memory is kept.
+  stop (the human decided); the loop memory is kept. The agent's final message of each turn is
+  recorded too (`after_agent`, `LoopGuard.record_message`): on a thread (a checkpointer's
+  `thread_id`) whose turns keep asking the user for the same thing, the verdict ("conversation")
+  lands in `verdicts` and in that message's `response_metadata["semloop"]`.
 * `guard_tool(tool, guard)` wraps any `BaseTool` for code without an agent: checked before and
   recorded after each call, the hint appended on "warn"; on "stop" it raises `LoopStopped`
   (or, with `on_stop="return"`, returns the explanation as the tool's output).
@@ -75,6 +78,16 @@ def _append(content: Any, text: str) -> Any:
     if isinstance(content, list):
         return [*content, {"type": "text", "text": text}]
     return f"{content}\n\n{text}"
+
+
+def _text_of(content: Any) -> str:
+    """The text of message content: a string, or the text blocks of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b if isinstance(b, str) else str(b.get("text") or "") for b in content
+                         if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+    return ""
 
 
 def _is_tool_message(value: Any) -> bool:
@@ -323,6 +336,35 @@ class _MiddlewareCore:
             self._failed(exc)
             return None
 
+    def _said(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """After the agent's turn: its final message to the user is a message step
+        (`LoopGuard.record_message`). Asking for the same thing turn after turn on one thread is a
+        conversation loop: the verdict goes to `verdicts`, and the message is marked
+        (`response_metadata["semloop"]`) for the application to show or act on."""
+        try:
+            messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+            last = (messages or [None])[-1]
+            if (type(last).__name__ not in ("AIMessage", "AIMessageChunk") or getattr(last, "tool_calls", None)
+                    or getattr(last, "name", None) == "semloop"):
+                return None
+            text = _text_of(getattr(last, "content", None))
+            if not text.strip():
+                return None
+            key = self._key(state, runtime)
+            guard = self.guard_for(key)
+            with self._lock:
+                verdict = guard.record_message(text)
+            self._note(key, verdict)
+            if verdict.action == "allow":
+                return None
+            marked = last.model_copy(update={"response_metadata": {
+                **(getattr(last, "response_metadata", None) or {}),
+                METADATA_KEY: {"action": verdict.action, "step": verdict.step, "message": verdict.message}}})
+            return {"messages": [marked]}  # same id: replaces the message in the state
+        except Exception as exc:
+            self._failed(exc)
+            return None
+
     def _final_text(self, reason: str | None) -> str:
         """The final message for the user: why semloop stopped, and that the run ends here."""
         text = reason or "semloop stopped this run."
@@ -362,6 +404,12 @@ def _middleware_class() -> type:
             @hook_config(can_jump_to=["end"])
             async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
                 return self._end_if_stopped(state, runtime)
+
+            def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return self._said(state, runtime)
+
+            async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return self._said(state, runtime)
 
             def wrap_tool_call(self, request: Any, handler: Any) -> Any:
                 return self._tool_call(request, handler)
