@@ -130,18 +130,24 @@ def normalized_signature(tool: str, tool_input: Any) -> str:
 
 def call_signatures(tool: str, tool_input: Any) -> tuple[str, str, list[str]]:
     """`exact_signature`, `normalized_signature` and `call_values` of one call, with the input made
-    JSON-compatible once instead of four times (the guard's per-step path)."""
+    JSON-compatible once instead of four times."""
+    exact, norm, _, values = call_keys(tool, tool_input)
+    return exact, norm, values
+
+
+def call_keys(tool: str, tool_input: Any) -> tuple[str, str, str, list[str]]:
+    """`call_signatures` plus `skeleton_signature`, from one normalization (the guard's per-step path)."""
     clean = to_jsonable([tool, tool_input])
     exact = digest(json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     acted = clean[1]
     if isinstance(acted, dict):  # `action`, on the already JSON-compatible input
         kept = {k: v for k, v in acted.items() if k.casefold() not in COMMENTARY_KEYS}
         acted = kept if kept or not acted else acted
-    norm = digest(json.dumps([normalize_text(tool), normalize_value(acted)], sort_keys=True, separators=(",", ":"),
-                             ensure_ascii=False))
+    normalized = json.dumps([normalize_text(tool), normalize_value(acted)], sort_keys=True, separators=(",", ":"),
+                            ensure_ascii=False)
     values: list[str] = []
     _leaves(acted, values)
-    return exact, norm, values
+    return exact, digest(normalized), digest(_NUMBER.sub("#", normalized)), values
 
 
 # -- text rendering --------------------------------------------------------------------------

@@ -180,7 +180,7 @@ class LoopGuard:
         result = features.normalize_result(text)
         error_class = features.error_class(text, is_error)
         sketch, size = features.result_sketch(result)
-        exact_sig, norm_sig, values = features.call_signatures(tool, tool_input)
+        exact_sig, norm_sig, skeleton_sig, values = features.call_keys(tool, tool_input)
         vec = None
         is_message = features.is_message_tool(tool, cfg.message_tools)
         entities = features.entities(values)
@@ -207,8 +207,10 @@ class LoopGuard:
             asks=bool(asks),
             ask_terms=features.ask_terms(asks) if asks else frozenset(),
             answered=is_message and features.reply_answers(text, " ".join(values)),
-            facts=features.result_facts(result) - entities,  # a result echoing the call's path states nothing new
-            skeleton_sig=features.skeleton_signature(tool, tool_input),
+            # a result echoing the call's path states nothing new; only brief results are compared
+            # by their facts (`signals.same_facts`), so a long one's are never extracted
+            facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),
+            skeleton_sig=skeleton_sig,
             pending=error_class is None and features.is_pending(result),
         )
 

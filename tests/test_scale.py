@@ -175,6 +175,8 @@ def test_fast_features_equal_the_reference_on_adversarial_text(text, is_error):
     assert features.call_signatures("Bash", call) == Reference.signatures("Bash", call)
     thought = {"thought": text}  # commentary alone is the input (a `think` tool): it is kept
     assert features.call_signatures("think", thought) == Reference.signatures("think", thought)
+    for tool, value in (("Bash", call), ("think", thought)):  # the skeleton from the same normalization
+        assert features.call_keys(tool, value)[2] == features.skeleton_signature(tool, value)
 
 
 def test_every_error_pattern_match_contains_an_error_word():
