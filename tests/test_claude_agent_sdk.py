@@ -66,14 +66,15 @@ def step(hooks: SemloopHooks, tool: str, tool_input: dict, response: Any, n: int
 
 def test_hooks_mapping_plugs_into_claude_agent_options():
     mapping = semloop_hooks()
-    assert set(mapping) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
+    assert set(mapping) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"}
     for matchers in mapping.values():
         assert all(isinstance(m, HookMatcher) and m.hooks for m in matchers)
         assert all(asyncio.iscoroutinefunction(h) for m in matchers for h in m.hooks)
     options = ClaudeAgentOptions(hooks=mapping)
     assert options.hooks is mapping
     only_bash = SemloopHooks(reset_on_prompt=False).hooks(matcher="Bash")
-    assert set(only_bash) == {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
+    assert set(only_bash) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}
+    assert only_bash["Stop"][0].matcher is None  # the final message of every turn, whatever the tools
     assert only_bash["PreToolUse"][0].matcher == "Bash"
 
 
@@ -365,3 +366,87 @@ def test_end_to_end_well_behaved_run_is_untouched():
     cli, _ = run_query(SemloopHooks(), calls)
     assert [kind for kind, _, _ in cli.log] == ["ran"] * 8
     assert all(answers == [{}] for _, _, answers in cli.log) and cli.stop_reason is None
+
+
+class ChatCLI(FakeCLI):
+    """The CLI's side of a `ClaudeSDKClient` session, one turn per user message: UserPromptSubmit,
+    then the turn's final text, which goes to the Stop hook (`last_assistant_message`, as the CLI
+    sends it) before the assistant message and the `ResultMessage` go out."""
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__([])
+        self.texts = list(texts)
+        self.turn = 0
+
+    async def write(self, data: str) -> None:
+        import json
+
+        for line in data.splitlines():
+            msg = json.loads(line)
+            if msg["type"] == "user":
+                self.task = asyncio.ensure_future(self.chat(msg["message"]["content"]))
+            else:
+                await super().write(line)
+
+    async def chat(self, prompt: str) -> None:
+        await self.hook("UserPromptSubmit", {**BASE, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        text = self.texts[self.turn]
+        self.turn += 1
+        answers = await self.hook("Stop", {**BASE, "hook_event_name": "Stop", "stop_hook_active": False,
+                                           "last_assistant_message": text})
+        self.log.append(("stop", self.turn, answers))
+        await self.out.put({"type": "assistant", "session_id": SESSION, "parent_tool_use_id": None, "message": {
+            "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}]}})
+        await self.out.put({"type": "result", "subtype": "success", "duration_ms": 5, "duration_api_ms": 3,
+                            "is_error": False, "num_turns": 1, "session_id": SESSION, "result": text})
+
+    async def read_messages(self):
+        while True:
+            yield await self.out.get()
+
+
+def chat(hooks: SemloopHooks, texts: list[str], prompts: list[str]) -> tuple[ChatCLI, list[Any]]:
+    """One `ClaudeSDKClient` session, one `query` per prompt: each turn's `ResultMessage` and what
+    `hooks.message_verdict` says when it arrives."""
+    from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+
+    cli = ChatCLI(texts)
+
+    async def go():
+        turns = []
+        async with ClaudeSDKClient(ClaudeAgentOptions(hooks=hooks.hooks()), transport=cli.transport()) as client:
+            for prompt in prompts:
+                await client.query(prompt)
+                async for message in hooks.watch(client.receive_response()):
+                    if isinstance(message, ResultMessage):
+                        turns.append((message, hooks.message_verdict(message.session_id)))
+        return turns
+
+    return cli, asyncio.run(asyncio.wait_for(go(), 30))
+
+
+def test_end_to_end_a_session_whose_turns_keep_asking_for_the_same_thing_is_a_conversation_loop():
+    """The Stop hook records each turn's final message: three turns of one session asking the user
+    for the reservation ID, however worded, get a `conversation` verdict on the third, there when
+    its `ResultMessage` arrives; the messages are unchanged and the hook answers `{}`. A session that
+    moves from one question to the next gets none."""
+    asks = ["Could you please provide your reservation ID?",
+            "I need your reservation ID to continue. Could you please provide it?",
+            "Please provide your reservation ID so I can continue."]
+    replies = ["I don't have it.", "I told you, I don't have it.", "Can't you look it up by my name?"]
+    hooks = SemloopHooks()
+    cli, turns = chat(hooks, asks, ["Change my flight.", *replies[:2]])
+    assert [m.result for m, _ in turns] == asks  # the messages themselves are untouched
+    assert all(m.stop_reason is None for m, _ in turns)  # no halt: nothing for `watch` to add
+    assert [answers for kind, _, answers in cli.log] == [[{}]] * 3  # the turn is never held up
+    assert [v and v.action for _, v in turns] == [None, None, "warn"]
+    verdict = turns[2][1]
+    assert verdict.signals[0].kind == "conversation" and verdict.signals[0].related_steps == (0, 1)
+    assert hooks.verdicts == [(SESSION, verdict)] and hooks.guard_for(SESSION).steps == 3
+
+    moving = ["What is your reservation ID?", "Which date would you like to fly instead?",
+              "Do you prefer an aisle or a window seat?"]
+    quiet = SemloopHooks()
+    _, turns = chat(quiet, moving, ["Change my flight.", "It's ABC123.", "The 14th."])
+    assert [m.result for m, _ in turns] == moving and [v for _, v in turns] == [None] * 3
+    assert quiet.verdicts == [] and quiet.guard_for(SESSION).steps == 3

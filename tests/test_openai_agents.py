@@ -211,7 +211,9 @@ def test_well_behaved_agent_is_never_interrupted():
     assert len(read) == 6 and len(server.requests) == 12
     assert not any("[semloop]" in m for n in range(len(server.requests)) for m in server.tool_messages(n))
     assert loops.verdicts == [] and loops.stop_verdict(result.context_wrapper) is None
-    assert loops.guard_for(result.context_wrapper).steps == 11
+    assert loops.message_verdict(result.context_wrapper) is None
+    # eleven tool calls and the final message (a message step: the agent hooks' `on_end`)
+    assert loops.guard_for(result.context_wrapper).steps == 12
 
 
 def test_a_tool_that_raises_is_recorded_as_an_error():
@@ -301,6 +303,48 @@ def test_protect_keeps_your_guardrails_first_and_your_tool_use_behavior():
     result = run(loops.protect(make_agent(server, [read_file], tool_use_behavior="stop_on_first_tool")))
     assert result.final_output == "contents of README.md" and seen == ["contents of README.md"]
     assert len(server.requests) == 1  # "stop_on_first_tool" still decides
+
+
+def test_a_conversation_whose_runs_keep_asking_for_the_same_thing_is_a_conversation_loop():
+    """The final output of each run is recorded as a message step (agent hooks, `on_end`): three runs
+    of one conversation (`key=`) asking the user for the reservation ID, however worded, get a
+    `conversation` verdict on the third; the outputs are untouched, and the agent's own hooks still
+    run (after semloop's, so they can read the verdict). A conversation that moves from one question
+    to the next gets none."""
+    asks = ["Could you please provide your reservation ID?",
+            "I need your reservation ID to continue. Could you please provide it?",
+            "Please provide your reservation ID so I can continue."]
+    replies = ["I don't have it.", "I told you, I don't have it.", "Can't you look it up by my name?"]
+    seen: list[tuple[str, Any]] = []
+
+    class Mine(agents.AgentHooks):
+        async def on_end(self, context: Any, agent: Any, output: Any) -> None:
+            seen.append((output, loops.message_verdict(context)))
+
+    def conversation(loops: SemloopGuardrails, texts: list[str], user: list[str]) -> list[Any]:
+        agent = loops.protect(make_agent(ScriptedModel(texts), loop_tools([]), hooks=Mine()))
+        results, history = [], []
+        for said in user:
+            history = [*history, {"role": "user", "content": said}]
+            results.append(run(agent, history, context={"conversation": "support-1"}))
+            history = results[-1].to_input_list()
+        return results
+
+    loops = SemloopGuardrails(key=lambda ctx: ctx.context["conversation"])
+    results = conversation(loops, asks, ["Change my flight.", *replies[:2]])
+    assert [r.final_output for r in results] == asks  # the messages themselves are untouched
+    verdicts = [loops.message_verdict(r.context_wrapper) for r in results]
+    assert verdicts[:2] == [None, None] and verdicts[2].action == "warn"
+    assert verdicts[2].signals[0].kind == "conversation" and verdicts[2].signals[0].related_steps == (0, 1)
+    assert loops.verdicts == [verdicts[2]] and loops.stop_verdict(results[2].context_wrapper) is None
+    assert seen == list(zip(asks, verdicts))  # your hooks run too, and see the verdict
+
+    moving = ["What is your reservation ID?", "Which date would you like to fly instead?",
+              "Do you prefer an aisle or a window seat?"]
+    quiet = SemloopGuardrails(key=lambda ctx: ctx.context["conversation"])
+    results = conversation(quiet, moving, ["Change my flight.", "It's ABC123.", "The 14th."])
+    assert [r.final_output for r in results] == moving
+    assert quiet.verdicts == [] and quiet.guard_for(results[2].context_wrapper).steps == 3
 
 
 def test_structured_output_agents_raise_loop_stopped():

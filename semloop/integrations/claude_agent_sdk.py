@@ -13,6 +13,11 @@
   the run is halted (`continue_: False` with `stopReason`, the message also as context).
 * UserPromptSubmit: a new user prompt after a stop lifts the stop and the warning count (the
   human decided); the loop memory is kept, so the same loop again is flagged at once.
+* Stop: the agent's final message of the turn (`last_assistant_message`) is recorded as a message
+  step (`LoopGuard.record_message`) on the session's guard. A session (`ClaudeSDKClient`, or
+  `query(..., options=ClaudeAgentOptions(resume=session_id))`) whose turns keep asking the user
+  for the same thing gets a "conversation" verdict: in `verdicts` and `message_verdict(session_id)`.
+  The message is never changed and the turn is not held up.
 
 State is in-process: one `LoopGuard` per session (and per subagent, by `agent_id`), least recently
 used dropped past `max_sessions`. Every callback fails open: an internal error returns `{}`.
@@ -61,6 +66,8 @@ class SemloopHooks:
     the run: the model gets the explanation as context and every further tool call is denied,
     so it can still write its answer to the user. `reset_on_prompt` lifts a stop (and the warning
     count) when the user sends a new prompt (`ClaudeSDKClient` sessions); the loop memory is kept.
+    The `Stop` callback records each turn's final message; `message_verdict(session_id)` tells
+    whether the session keeps asking the user for the same thing.
     """
 
     def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_prompt: bool = True,
@@ -73,6 +80,8 @@ class SemloopHooks:
         self.max_sessions = max_sessions
         self.guards: OrderedDict[tuple[str, str | None], LoopGuard] = OrderedDict()
         self._denials: dict[tuple[str, str | None], int] = {}  # loop calls denied since the last clean step
+        self._messages: dict[tuple[str, str | None], int] = {}  # message steps recorded (Stop hook)
+        self._said: OrderedDict[str, Verdict] = OrderedDict()  # session id → verdict on its last message
         self.verdicts: list[tuple[str, Verdict]] = []  # (session key, verdict) of the last 256 warn/stop
         self.defer_to_settings_hooks = defer_to_settings_hooks
         self.deferred: OrderedDict[tuple[str, str | None], bool] = OrderedDict()  # decided: settings hook guards it
@@ -92,6 +101,7 @@ class SemloopHooks:
             while len(self.guards) > self.max_sessions:
                 dropped, _ = self.guards.popitem(last=False)
                 self._denials.pop(dropped, None)
+                self._messages.pop(dropped, None)
         else:
             self.guards.move_to_end(key)
         return guard
@@ -130,7 +140,8 @@ class SemloopHooks:
         dbs = self._semloop_settings_dbs(str(input_data.get("cwd") or "."))
         found = bool(dbs) and self._recorded_by_settings_hook(input_data, dbs)
         guard = self.guards.get(key)
-        if found or not dbs or (guard is not None and guard.state.steps_seen >= 2):
+        tool_steps = guard.state.steps_seen - self._messages.get(key, 0) if guard is not None else 0
+        if found or not dbs or tool_steps >= 2:
             self.deferred[key] = found
             while len(self.deferred) > 4 * self.max_sessions:
                 self.deferred.popitem(last=False)
@@ -139,6 +150,7 @@ class SemloopHooks:
                             "guards session %s; SemloopHooks leaves it to that hook (no duplicate notes)", key[0])
                 self.guards.pop(key, None)
                 self._denials.pop(key, None)
+                self._messages.pop(key, None)
         return found
 
     def _semloop_settings_dbs(self, cwd: str) -> tuple[str, ...]:
@@ -190,6 +202,13 @@ class SemloopHooks:
     def stop_message(self, session_id: str) -> str | None:
         """The message of the latest semloop halt in this session (None if it was never halted)."""
         return self._stops.get(str(session_id))
+
+    def message_verdict(self, session_id: str) -> Verdict | None:
+        """The verdict on the session's latest final message (the Stop hook) when it was not
+        "allow", else None: a "conversation" warn when the session's turns keep asking the user for
+        the same thing. The hook runs before the turn's `ResultMessage` is sent, so it is there
+        when you get that message."""
+        return self._said.get(str(session_id))
 
     def _halted(self, input_data: Mapping[str, Any], message: str) -> None:
         session = str(input_data.get("session_id", ""))
@@ -279,6 +298,30 @@ class SemloopHooks:
         except Exception as exc:
             return self._failed(exc)
 
+    async def stop(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        """The Stop hook: the turn's final message to the user is a message step. Always `{}`:
+        the message is not changed and the turn ends as it would."""
+        try:
+            session, text = str(input_data.get("session_id", "")), input_data.get("last_assistant_message")
+            self._said.pop(session, None)
+            if not isinstance(text, str) or not text.strip():
+                return {}
+            # Also when the settings hook guards the session's tool calls: it does not record messages.
+            key = (session, None)
+            guard = self._guard({"session_id": session})
+            if guard.stopped:  # the session was stopped and told so; this message is about that stop
+                return {}
+            verdict = guard.record_message(text)
+            self._messages[key] = self._messages.get(key, 0) + 1
+            self._note(input_data, verdict)
+            if verdict.action != "allow":
+                self._said[session] = verdict
+                while len(self._said) > 4 * self.max_sessions:
+                    self._said.popitem(last=False)
+            return {}
+        except Exception as exc:
+            return self._failed(exc)
+
     def _after(self, input_data: Mapping[str, Any], event: str, output: Any, is_error: bool) -> dict[str, Any]:
         if self._defers(input_data):
             return {}
@@ -318,6 +361,7 @@ class SemloopHooks:
             "PreToolUse": [HookMatcher(matcher=matcher, hooks=[self.pre_tool_use])],
             "PostToolUse": [HookMatcher(matcher=matcher, hooks=[self.post_tool_use])],
             "PostToolUseFailure": [HookMatcher(matcher=matcher, hooks=[self.post_tool_use_failure])],
+            "Stop": [HookMatcher(hooks=[self.stop])],
         }
         if self.reset_on_prompt:
             mapping["UserPromptSubmit"] = [HookMatcher(hooks=[self.user_prompt_submit])]

@@ -19,6 +19,11 @@ Built on the SDK's own per-tool guardrails (`FunctionTool.tool_input_guardrails`
   stop message as `result.final_output` (the SDK's own way to end a run after tool calls), or
   with `LoopStopped` raised when `on_stop="raise"` (or when the agent has a structured
   `output_type`, which a message is not).
+* agent hooks (`Agent.hooks`, `on_end`): the run's final text output, the agent's message to the
+  user, is recorded as a message step (`LoopGuard.record_message`). With one guard per
+  conversation (`key=`), turns that keep asking the user for the same thing, reworded or not, get
+  a "conversation" verdict: in `verdicts` and `message_verdict(result.context_wrapper)`; the
+  output itself is never changed.
 
 One `LoopGuard` per run by default (runs are told apart by their `RunContextWrapper.usage`, which
 the SDK shares with every tool context of the run); pass `key=` to keep one guard per
@@ -70,6 +75,7 @@ class _Run:
     anchor: Any  # the run's `usage` object, the latest one: a resumed run has a (deep) copy of it
     tag: int  # the run's tag (see `_run_tag`): equal for a run and its resumptions
     stop: Verdict | None = None  # the first stop verdict of this run
+    said: Verdict | None = None  # the verdict on this run's final message, when not "allow"
 
 
 _RUN_TAG = "_semloop_run"
@@ -100,7 +106,9 @@ class SemloopGuardrails:
 
     `key(context_wrapper) -> hashable` keeps one guard per key instead of per run, e.g.
     `key=lambda ctx: ctx.context.conversation_id`: the loop memory then spans the runs of a
-    conversation, and a new run (a new user message) lifts a stop. `on_stop="raise"` ends a stopped
+    conversation, and a new run (a new user message) lifts a stop; the final message of each run is
+    recorded too, so a conversation whose turns keep asking the same thing is flagged
+    (`message_verdict`). `on_stop="raise"` ends a stopped
     run with `LoopStopped` instead of a final output. At most `max_sessions` guards are kept (least
     recently used dropped).
     """
@@ -138,7 +146,7 @@ class SemloopGuardrails:
             self.runs.move_to_end(key)
             if run.anchor is not anchor:
                 if tag != run.tag:  # a new run of the same conversation (`key=`): the user stepped in
-                    run.stop = None
+                    run.stop = run.said = None
                     run.guard.state.resume()
                 run.anchor, run.tag = anchor, tag  # else the same run, resumed from `result.to_state()`
         return run
@@ -153,6 +161,36 @@ class SemloopGuardrails:
         tells a semloop stop from the model's own final output."""
         run = self.runs.get(self._key(context_wrapper))
         return run.stop if run is not None and run.tag == _run_tag(context_wrapper.usage) else None
+
+    def message_verdict(self, context_wrapper: Any) -> Verdict | None:
+        """The verdict on this run's final message when it was not "allow", else None:
+        `loops.message_verdict(result.context_wrapper)` is a "conversation" warn when the runs of
+        one conversation (`key=`) keep asking the user for the same thing. The output is unchanged."""
+        run = self.runs.get(self._key(context_wrapper))
+        return run.said if run is not None and run.tag == _run_tag(context_wrapper.usage) else None
+
+    def record_output(self, context_wrapper: Any, output: Any) -> Verdict | None:
+        """The agent hooks' `on_end`: record the run's final text output as a message step
+        (`LoopGuard.record_message`). A structured output, an empty one and semloop's own stop
+        message are not messages and are skipped (None). Fails open (None)."""
+        try:
+            if not isinstance(output, str) or not output.strip():
+                return None
+            run = self._run(context_wrapper)
+            if run.stop is not None and run.tag == _run_tag(context_wrapper.usage):
+                return None  # the run ended on semloop's stop: that message is ours, not the agent's
+            verdict = run.guard.record_message(output)
+            if self._embedder is None and run.guard.embedder is not None:
+                self._embedder = run.guard.embedder
+            self._note(verdict)
+            if verdict.action != "allow":
+                run.said = verdict
+            return verdict
+        except Exception as exc:
+            if not self.config.fail_open:
+                raise
+            log.warning("semloop: agent hook error, the output is unchanged: %r", exc)
+            return None
 
     def _note(self, verdict: Verdict) -> None:
         if verdict.action != "allow":
@@ -268,9 +306,17 @@ class SemloopGuardrails:
         semloop_tool_use_behavior.__semloop__ = self  # type: ignore[attr-defined]
         return semloop_tool_use_behavior
 
+    def agent_hooks(self, original: Any = None) -> Any:
+        """An `Agent.hooks` (`AgentHooks`) whose `on_end` records the final text output as a
+        message step (`record_output`), then calls `original`'s hooks (all of them: `original`
+        decides everything else, and its `on_end` can already read `message_verdict`)."""
+        if getattr(original, "semloop", None) is self:
+            return original
+        return _hooks_class()(self, original)
+
     def protect(self, agent: Any) -> Any:
         """A copy of `agent` under semloop: its function tools guarded, its tool use behavior
-        wrapped, and the same for the agents it hands off to (`Agent`s in `handoffs`; wrap the
+        wrapped, its final message recorded (`agent_hooks`), and the same for the agents it hands off to (`Agent`s in `handoffs`; wrap the
         target of a `handoff(...)` object yourself: `handoff(loops.protect(target), ...)`).
         With a structured `output_type` a stop raises `LoopStopped` (a message is not that type)."""
         return self._protect(agent, {})
@@ -283,10 +329,47 @@ class SemloopGuardrails:
         if getattr(behavior, "__semloop__", None) is not self:
             text_output = agent.output_type in (None, str)
             behavior = self.tool_use_behavior(behavior, raise_on_stop=None if text_output else True)
-        clone = agent.clone(tools=[self.guard_tool(t) for t in agent.tools], tool_use_behavior=behavior)
+        clone = agent.clone(tools=[self.guard_tool(t) for t in agent.tools], tool_use_behavior=behavior,
+                            hooks=self.agent_hooks(agent.hooks))
         done[id(agent)] = clone
         clone.handoffs = [self._protect(h, done) if isinstance(h, agents.Agent) else h for h in agent.handoffs]
         return clone
+
+
+_HOOKS: list[type] = []
+
+
+def _hooks_class() -> type:
+    """`AgentHooks` that record the final output (`on_end`) and pass every event on to the
+    agent's own hooks; built on first use (the SDK is imported lazily)."""
+    if not _HOOKS:
+        _require_agents()
+        from agents.lifecycle import AgentHooksBase
+
+        class SemloopAgentHooks(AgentHooksBase):
+            def __init__(self, semloop: "SemloopGuardrails", original: Any = None) -> None:
+                self.semloop, self.original = semloop, original
+
+            async def on_end(self, context: Any, agent: Any, output: Any) -> None:
+                self.semloop.record_output(context, output)
+                if self.original is not None:
+                    await self.original.on_end(context, agent, output)
+
+        def passed_on(name: str) -> Any:
+            async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+                if self.original is not None:
+                    return await getattr(self.original, name)(*args, **kwargs)
+                return None
+
+            method.__name__ = name
+            return method
+
+        for name in list(vars(AgentHooksBase)):
+            if name.startswith("on_") and name != "on_end":
+                setattr(SemloopAgentHooks, name, passed_on(name))
+        SemloopAgentHooks.__module__ = __name__
+        _HOOKS.append(SemloopAgentHooks)
+    return _HOOKS[0]
 
 
 async def _decide(agents: Any, behavior: Any, context_wrapper: Any, tool_results: list[Any]) -> Any:
