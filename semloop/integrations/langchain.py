@@ -352,6 +352,8 @@ class _MiddlewareCore:
                 return None
             key = self._key(state, runtime)
             guard = self.guard_for(key)
+            if guard.stopped:
+                return None  # the answer after a stop (halt_on_stop=False) is about the stop, not an ask
             with self._lock:
                 verdict = guard.record_message(text)
             self._note(key, verdict)
