@@ -34,12 +34,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from claude_cli import ScriptedAPI, claude_binary, clean_env, run_claude, tool_call  # noqa: E402
+from loopback import LoopbackServer  # noqa: E402
 from timing import interleaved, write_page  # noqa: E402
 
 SEMLOOP = str(Path(sys.executable).parent / "semloop")
@@ -50,30 +52,26 @@ def _pair(command: str) -> dict:
     return {"hooks": {e: [{"matcher": "*", "hooks": [entry]}] for e in ("PreToolUse", "PostToolUse")}}
 
 
-def _trivial_http_server():
-    """A loopback HTTP server in a thread that answers every POST with `{}`: what an http hook
-    costs Claude Code before the hook does anything."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class TrivialHookServer(LoopbackServer):
+    """Answers every POST with `{}` at once: what an http hook costs Claude Code before the hook
+    does anything."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def __enter__(self) -> "TrivialHookServer":
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
 
-        def log_message(self, *args) -> None:
-            pass
+            def log_message(self, *args) -> None:
+                pass
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+        return self._serve(Handler)
 
 
 def _install(home: Path, settings: Path, db: Path, hooks: str) -> None:
@@ -115,12 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     path.write_text(json.dumps(per_call))
     cases["semloop http hooks, without SessionStart (server running)"] = path
     # the floor for any http hook: the same events posted to a loopback server that answers `{}` at once
-    trivial = _trivial_http_server()
+    trivial = TrivialHookServer().__enter__()  # lives as long as this process
     floor = json.loads(json.dumps(per_call))
     for matchers in floor["hooks"].values():
         for matcher in matchers:
             for hook in matcher["hooks"]:
-                hook["url"] = f"http://127.0.0.1:{trivial.server_port}/hook"
+                hook["url"] = f"{trivial.url}/hook"
     path = root / f"{len(cases)}.json"
     path.write_text(json.dumps(floor))
     cases["trivial http hooks, the same events (a loopback server answering `{}`)"] = path

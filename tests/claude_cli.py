@@ -21,9 +21,11 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from loopback import LoopbackServer
 
 
 def claude_binary() -> str | None:
@@ -56,7 +58,7 @@ def _tool_results(body: dict) -> int:
     return n
 
 
-class ScriptedAPI:
+class ScriptedAPI(LoopbackServer):
     """`with ScriptedAPI([tool_call("Bash", command="ls"), ...]) as api: ... api.url`."""
 
     def __init__(self, script: list[dict], final_text: str = "Done."):
@@ -64,7 +66,6 @@ class ScriptedAPI:
         self.final_text = final_text
         self.requests: list[dict] = []
         self.lock = threading.Lock()
-        self.server: ThreadingHTTPServer | None = None
 
     # -- what the model was sent -----------------------------------------------------------------
 
@@ -188,20 +189,7 @@ class ScriptedAPI:
                 self.wfile.flush()
                 self.close_connection = True
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+        return self._serve(Handler)
 
 
 def _message(body: dict, block: dict) -> dict:

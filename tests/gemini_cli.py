@@ -24,9 +24,11 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from loopback import LoopbackServer
 
 REPO = Path(__file__).resolve().parent.parent
 # where .ci/run installs the pinned CLI (ignored by git)
@@ -64,7 +66,7 @@ def _response(parts: list[dict]) -> dict:
             "modelVersion": MODEL}
 
 
-class ScriptedGemini:
+class ScriptedGemini(LoopbackServer):
     """`with ScriptedGemini([function_call("run_shell_command", command="ls"), ...]) as api: api.url`."""
 
     def __init__(self, script: list[dict], final_text: str = "Done."):
@@ -73,7 +75,6 @@ class ScriptedGemini:
         self.requests: list[dict] = []
         self.paths: list[str] = []
         self.lock = threading.Lock()
-        self.server: ThreadingHTTPServer | None = None
 
     # -- what the model was sent -----------------------------------------------------------------
 
@@ -142,20 +143,7 @@ class ScriptedGemini:
                 else:
                     self._send(200, answer.encode(), "application/json")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+        return self._serve(Handler)
 
 
 @dataclass
