@@ -1,0 +1,115 @@
+"""Does a learned decision beat the hand rules? (the detection issue's "consider a learned decision")
+
+    python benchmarks/learned_experiment.py DEV.jsonl ... -- TEST.jsonl ...
+
+Replays every trace through the default `LoopGuard` and, per step, reads the pairwise and window
+features the rules already compute (best call cosine and result similarity against the window, how
+many window steps share the exact / normalized signature / result, repeated errors, steps since the
+last new result, the conversation asks, the cluster's stale count) plus the rules' own verdict. A
+logistic regression (scikit-learn, `[learn]` extra) is trained on the dev files' steps (label: a
+loop trace's steps from its onset on), its threshold chosen on dev for the best recall at a
+trace-level false-alarm rate <= 1%; then rules and model are compared on the test files, trace by
+trace (a trace counts as flagged at its first warn). Nothing here is shipped: it is the experiment
+behind the "learned decision" paragraph of docs/detection.md.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from semloop import LoopGuard, signals
+from semloop.traces import load_traces
+
+FEATURES = ["call_cos_same_tool", "call_cos_any", "result_sim_best_call", "same_exact", "same_norm",
+            "same_result", "same_skeleton", "is_error", "same_error_class", "since_novel", "is_message",
+            "ask_cos_max", "cluster_stale", "pending", "rule_flag"]
+
+
+def step_features(guard: LoopGuard, verdict) -> list[float]:
+    window = list(guard.state.window)
+    step, prev = window[-1], window[:-1]
+    cos = [float(np.dot(step.call_vec, p.call_vec)) if step.call_vec is not None and p.call_vec is not None else 0.0
+           for p in prev]
+    same_tool = [c for c, p in zip(cos, prev) if p.tool == step.tool]
+    best = int(np.argmax(cos)) if cos else -1
+    asks = [c for c, p in zip(cos, prev) if p.is_message and p.asks] if step.is_message and step.asks else []
+    cluster = guard.state.clusters.get(step.cluster) if step.cluster is not None else None
+    return [max(same_tool, default=0.0), max(cos, default=0.0),
+            signals.result_match(step, prev[best]) if best >= 0 else 0.0,
+            sum(p.exact_sig == step.exact_sig for p in prev), sum(p.norm_sig == step.norm_sig for p in prev),
+            sum(p.result_hash == step.result_hash for p in prev), sum(p.skeleton_sig == step.skeleton_sig for p in prev),
+            float(step.is_error), sum(p.error_class == step.error_class for p in prev) if step.is_error else 0,
+            min(step.index - guard.state.last_novel, 20), float(step.is_message), max(asks, default=0.0),
+            cluster.stale if cluster is not None else 0, float(step.pending), float(verdict.action != "allow")]
+
+
+def featurize(paths: list[str]):
+    traces = []
+    for path in paths:
+        for trace in load_traces(path):
+            guard = LoopGuard()
+            rows, rule_first = [], None
+            for i, s in enumerate(trace.steps):
+                verdict = guard.record(s.tool, s.input, s.output, is_error=bool(s.is_error))
+                if verdict.action != "allow" and rule_first is None:
+                    rule_first = i
+                rows.append(step_features(guard, verdict))
+            label = trace.label or {}
+            onset = label.get("onset") if label.get("loop") else None
+            y = [int(onset is not None and i >= onset) for i in range(len(rows))]
+            traces.append((trace.id, bool(label.get("loop")), np.array(rows, dtype=float), np.array(y), rule_first))
+    return traces
+
+
+def trace_scores(model, traces) -> list[tuple[bool, np.ndarray]]:
+    return [(loop, model.predict_proba(x)[:, 1]) for _, loop, x, _, _ in traces if len(x)]
+
+
+def confusion(flags: list[tuple[bool, bool]]) -> dict:
+    tp = sum(l and f for l, f in flags); fp = sum(f and not l for l, f in flags)
+    fn = sum(l and not f for l, f in flags); tn = sum(not l and not f for l, f in flags)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {"P": p, "R": r, "F1": 2 * p * r / (p + r) if p + r else 0.0, "FPR": fp / (fp + tn) if fp + tn else 0.0,
+            "fp": fp, "neg": fp + tn, "tp": tp, "pos": tp + fn}
+
+
+def main(argv: list[str]) -> int:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.pipeline import make_pipeline
+
+    split = argv.index("--")
+    dev, test = featurize(argv[:split]), featurize(argv[split + 1:])
+    x = np.vstack([t[2] for t in dev if len(t[2])])
+    y = np.concatenate([t[3] for t in dev if len(t[2])])
+    model = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=2000, C=1.0))
+    model.fit(x, y)
+    dev_scores = trace_scores(model, dev)
+    fmt = lambda c: (f"P {c['P']:.3f} R {c['R']:.3f} F1 {c['F1']:.3f} FPR {c['FPR']:.3f} "
+                     f"({c['fp']}/{c['neg']} false alarms, {c['tp']}/{c['pos']} loops)")
+    # the threshold: the best dev recall at a dev false-alarm rate of at most 1%, and at most the rules' own
+    rules_dev_fpr = confusion([(t[1], t[4] is not None) for t in dev])["FPR"]
+    candidates = np.unique(np.concatenate([s for _, s in dev_scores]))
+    for target in (0.01, rules_dev_fpr):
+        best = None
+        for tau in candidates[::-1]:
+            c = confusion([(loop, bool((s >= tau).any())) for loop, s in dev_scores])
+            if c["FPR"] > target:
+                break
+            best = (tau, c)
+        tau = best[0] if best else 1.0
+        for name, traces in (("dev", dev), ("test", test)):
+            rules = confusion([(t[1], t[4] is not None) for t in traces])
+            learned = confusion([(loop, bool((s >= tau).any())) for loop, s in trace_scores(model, traces)])
+            print(f"[dev FPR <= {target:.3f}] {name:4s} rules   {fmt(rules)}")
+            print(f"[dev FPR <= {target:.3f}] {name:4s} learned {fmt(learned)}  (threshold {tau:.6f}, chosen on dev)")
+    coefs = model[-1].coef_[0]
+    print("coefficients (standardized):", ", ".join(f"{n} {c:+.2f}" for n, c in zip(FEATURES, coefs)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
