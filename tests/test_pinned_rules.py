@@ -3,9 +3,11 @@ Each test names the mutation it catches; tests/MUTATION.md lists how they were c
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from semloop import Config, LoopGuard, features, policy, signals
@@ -163,3 +165,159 @@ def test_verdict_signals_are_ordered_most_specific_first():
     found = [Signal("cluster", 0.9, (1,)), Signal("count", 1.0, (0,)), Signal("exact", 1.0, (2,)),
              Signal("cycle", 0.95, (0, 1)), Signal("paraphrase", 0.9, (2,))]
     assert [s.kind for s in policy.ordered(found)] == ["exact", "paraphrase", "cycle", "cluster", "count"]
+
+
+# -- signals.same_step: survivors of the 2026-12-01 run over the shipped detector ------------------
+# Each test below was checked against the mutants it names (applied with `mutmut apply`, run, reverted).
+
+def _intents(*markers: str):
+    """Fake embedder: texts containing the same marker get the same one-hot vector (cosine exactly
+    1.0); texts without a marker share the last axis."""
+    def embed(texts):
+        rows = np.zeros((len(texts), len(markers) + 1), dtype=np.float32)
+        for r, text in enumerate(texts):
+            rows[r, next((i for i, m in enumerate(markers) if m in text), len(markers))] = 1.0
+        return rows
+    return embed
+
+
+HANDLERS = "\n".join(f"def handler_{i}(event):\n    return process(event, retries={i})" for i in range(40))
+
+
+def _file_reads(cfg: Config | None = None):
+    guard = LoopGuard(cfg or Config(), embedder=_intents("handlers"))
+    cat = guard._step("Bash", {"command": "cat src/handlers.py"}, HANDLERS, False)
+    head = guard._step("Bash", {"command": "head -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[:40]), False)
+    return guard, cat, head
+
+
+def test_a_file_and_its_head_are_one_read():
+    """`cat f` then `head -n 40 f`: the entities overlap by exactly ENTITY_OVERLAP ({f} vs {f, 40}),
+    and only containment says the results are one (Jaccard is about a half).
+    Mutations: `>= ENTITY_OVERLAP` → `>`; `result_match(..., containment=True)` → False / None / dropped;
+    the last `res_sim >= cfg.result_threshold` → `... or True` (the head and the tail are two reads)."""
+    guard, cat, head = _file_reads()
+    assert features.entity_overlap(cat.entities, head.entities) == signals.ENTITY_OVERLAP
+    assert signals.result_match(cat, head) < guard.config.result_threshold  # Jaccard alone: different
+    assert signals.same_step(cat, head, guard.config) == ("paraphrase", 1.0)
+    # its tail is another part of the file: the same intent and entities, a different result
+    tail = guard._step("Bash", {"command": "tail -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[-40:]), False)
+    assert tail.entities == head.entities and signals.call_match(head, tail)[1] == 1.0
+    assert signals.same_step(head, tail, guard.config) is None
+    # through the guard: the second `cat` repeats both earlier reads, which is a loop
+    reads = [("Bash", {"command": "cat src/handlers.py"}, HANDLERS),
+             ("Bash", {"command": "head -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[:40])),
+             ("Bash", {"command": "cat src/handlers.py"}, HANDLERS)]
+    fresh = LoopGuard(Config(), embedder=_intents("handlers"))
+    assert [fresh.record(*r).action for r in reads] == ["allow", "allow", "warn"]
+
+
+def test_thresholds_are_inclusive_one_means_identical_not_never():
+    """call_threshold = result_threshold = 1.0: identical results of identical (or same-intent)
+    calls still count. Mutations: each `res_sim >= cfg.result_threshold` in same_step → `>`, and
+    `call_sim < cfg.call_threshold` → `<=`."""
+    cfg = Config(call_threshold=1.0, result_threshold=1.0)
+    guard, cat, head = _file_reads(cfg)
+    assert signals.same_step(cat, head, cfg) == ("paraphrase", 1.0)  # contained: 1.0; one-hot cosine: 1.0
+    again = guard._step("Bash", {"command": "cat src/handlers.py"}, HANDLERS, False)
+    assert signals.same_step(cat, again, cfg) == ("exact", 1.0)
+    tree = "\n".join(f"docs/page{i}.md" for i in range(40))
+    shallow = guard._step("list_tree", {"path": ".", "max_depth": 2}, tree, False)
+    deeper = guard._step("list_tree", {"path": ".", "max_depth": 3}, tree, False)
+    assert shallow.skeleton_sig == deeper.skeleton_sig
+    assert signals.same_step(shallow, deeper, cfg) == ("paraphrase", 1.0)  # a creeping option, same tree
+
+
+def test_a_message_and_a_tool_call_are_never_one_step():
+    """A message's result is the other side's reply: a tool that returns the same text is not the
+    message repeated, however alike the two read. Mutation: `a.is_message or b.is_message` → `and`."""
+    guard = LoopGuard(Config(), embedder=_intents("zzz"))  # every text on one axis: cosine 1.0
+    reply = ("Your reservation NO6JO3 is a round trip from JFK to SEA on May 12 returning May 19, economy "
+             "class, two checked bags, seat 14C, gold member, 612 dollars paid by card ending 4242.")
+    message = guard._step("respond", {"content": "Here is your reservation summary"}, reply, False)
+    lookup = guard._step("get_reservation", {"id": "summary"}, reply, False)
+    assert message.is_message and not lookup.is_message and message.result_hash == lookup.result_hash
+    assert signals.same_step(message, lookup, guard.config) is None
+    assert signals.same_step(lookup, message, guard.config) is None
+
+
+LOG = [f"2026-11-30 12:{i:02d}:07 INFO worker-{i % 7} processed batch {1000 + i} in {i * 3} ms" for i in range(60)]
+
+
+def test_a_creeping_line_count_over_an_unchanged_log_is_one_step():
+    """`tail -n 20` then `tail -n 40` of a log that did not change: only the number crept, and the
+    longer output contains the shorter. Mutations: containment=True in the skeleton branch →
+    False / None / dropped."""
+    guard = LoopGuard(Config(), embedder=_intents("app.log"))
+    short = guard._step("Bash", {"command": "tail -n 20 app.log"}, "\n".join(LOG[-20:]), False)
+    longer = guard._step("Bash", {"command": "tail -n 40 app.log"}, "\n".join(LOG[-40:]), False)
+    assert short.skeleton_sig == longer.skeleton_sig
+    assert signals.result_match(short, longer) < guard.config.result_threshold
+    assert signals.same_step(short, longer, guard.config) == ("paraphrase", 1.0)
+
+
+def test_paging_through_a_file_with_a_creeping_offset_is_work():
+    """Read(offset=1), Read(offset=41), ...: the same skeleton, a new page each time. Mutation: the
+    skeleton branch's `res_sim >= cfg.result_threshold` → `... or True`."""
+    lines = "\n".join(f"def handler_{i}(event):\n    return process(event, retries={i})" for i in range(120)).splitlines()
+    guard = LoopGuard(Config(), embedder=_intents("handlers"))
+    pages = [("Read", {"file_path": "src/handlers.py", "offset": 1 + 40 * k, "limit": 40},
+              "\n".join(lines[40 * k: 40 * k + 40])) for k in range(6)]
+    first, second = (guard._step(*p, False) for p in pages[:2])
+    assert first.skeleton_sig == second.skeleton_sig and min(first.result_size, second.result_size) >= 30
+    assert signals.same_step(first, second, guard.config) is None
+    fresh = LoopGuard(Config(), embedder=_intents("handlers"))
+    assert [fresh.record(*p).action for p in pages] == ["allow"] * 6
+
+
+def test_a_result_of_exactly_short_result_words_is_substantial():
+    """SHORT_RESULT distinct words is the first substantial size (`>=`, not `>`). Mutations: both
+    `min(a.result_size, b.result_size) >= SHORT_RESULT` in same_step → `>`."""
+    words = [f"w{i}" for i in range(features.SHORT_RESULT)]
+    text = " ".join(words)
+    guard = LoopGuard(Config(), embedder=_intents("tail"))
+    five = guard._step("Bash", {"command": "tail -n 5 app.log"}, text, False)
+    six = guard._step("Bash", {"command": "tail -n 6 app.log"}, text + "\n" + " ".join(words[-5:]), False)
+    assert five.result_size == six.result_size == features.SHORT_RESULT and five.result_hash != six.result_hash
+    assert signals.same_step(five, six, guard.config) == ("paraphrase", 1.0)  # creeping number, same words
+    # the very same substantial result from two related calls (same tool), however unalike they read
+    guard = LoopGuard(Config(), embedder=_intents("cat", "awk"))
+    cat = guard._step("Bash", {"command": "cat notes.txt"}, text, False)
+    awk = guard._step("Bash", {"command": "awk '{print}' notes.txt"}, text, False)
+    assert signals.call_match(cat, awk) == ("paraphrase", 0.0)
+    assert signals.same_step(cat, awk, guard.config) == ("paraphrase", 0.0)
+
+
+def _forecast(city: str) -> str:
+    return json.dumps({"city": city, "temp_c": 36, "conditions": "overcast", "humidity": 61, "wind_kph": 53,
+                       "forecast": "rain later in the evening"})
+
+
+def test_a_failed_call_is_not_the_same_step_as_a_succeeded_one():
+    """The same detailed answer (or the same facts) from a call that failed and one that succeeded
+    is not one repeated step. Mutations: `not (a.is_error or b.is_error)` → `and`, in the same-facts
+    and the same-rich-short-result rules; the rich rule's score 1.0 → 2.0."""
+    guard = LoopGuard(Config(), embedder=_intents("Tokyo", "TYO"))  # the embedding calls them different
+    tokyo = guard._step("get_weather", {"city": "Tokyo"}, _forecast("Tokyo"), False)
+    tyo = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), False)
+    tyo_failed = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), True)
+    assert signals.same_step(tokyo, tyo, guard.config) == ("paraphrase", 1.0)
+    assert signals.same_step(tokyo, tyo_failed, guard.config) is None
+    assert signals.same_step(tyo_failed, tokyo, guard.config) is None
+    show = guard._step("Bash", {"command": "pip show requests | head -2"}, "Name: requests\nVersion: 2.31.4", False)
+    version = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"}, "2.31.4", False)
+    version_failed = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"},
+                                 "2.31.4", True)
+    assert signals.same_step(show, version, guard.config) == ("paraphrase", 1.0)  # same facts, other words
+    assert signals.same_step(show, version_failed, guard.config) is None
+    assert signals.same_step(version_failed, show, guard.config) is None
+
+
+def test_reworded_commands_agreeing_on_four_of_five_facts_are_one_step():
+    """SAME_FACTS (0.8) is inclusive: 4 shared versions of 5. Mutation: `>= SAME_FACTS` → `>`."""
+    freeze = "requests 2.31.4\nurllib3 1.26.18\ncertifi 2024.2.2\nidna 3.6.1"
+    guard = LoopGuard(Config(), embedder=_intents("pip"))
+    listed = guard._step("Bash", {"command": "pip list --format=freeze"}, freeze, False)
+    frozen = guard._step("Bash", {"command": "python -m pip freeze"}, freeze + "\ncharset-normalizer 3.3.2", False)
+    assert signals.same_facts(listed, frozen) == signals.SAME_FACTS
+    assert signals.same_step(listed, frozen, guard.config) == ("paraphrase", signals.SAME_FACTS)
