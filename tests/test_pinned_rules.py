@@ -321,3 +321,68 @@ def test_reworded_commands_agreeing_on_four_of_five_facts_are_one_step():
     frozen = guard._step("Bash", {"command": "python -m pip freeze"}, freeze + "\ncharset-normalizer 3.3.2", False)
     assert signals.same_facts(listed, frozen) == signals.SAME_FACTS
     assert signals.same_step(listed, frozen, guard.config) == ("paraphrase", signals.SAME_FACTS)
+
+
+# -- signals.repeated_call ------------------------------------------------------------------------
+
+IMPORT_ERROR = "ImportError: cannot import name 'parse_header' from 'cgi'"
+
+
+def test_reworded_calls_failing_the_same_way_are_a_paraphrase_loop():
+    """Three rewordings of one test run, one error: the matches stand on their own (the fallback for
+    the very same failing call is only for too few). Mutations: `len(matches) < needed and
+    step.is_error` → `or` / `<=`; the signal's score → None."""
+    guard = LoopGuard(Config(), embedder=_intents("test_api"))
+    for command in ("pytest tests/test_api.py", "python -m pytest tests/test_api.py"):
+        assert guard.record("Bash", {"command": command}, IMPORT_ERROR, True).action == "allow"
+    step = guard._step("Bash", {"command": "py.test tests/test_api.py"}, IMPORT_ERROR, True)
+    assert signals.repeated_call(guard.state, step, guard.config) == Signal("paraphrase", 1.0, (0, 1))
+
+
+def test_only_the_very_same_call_failing_again_counts_across_progress():
+    """After a step that brought something new, a reworded run failing the same way does not count
+    toward "the very same call failing the very same way". Mutation: `m[0] != "paraphrase"` → always
+    true (the string mutated)."""
+    guard = LoopGuard(Config(), embedder=_intents("test_api"))
+    guard.record("Bash", {"command": "pytest tests/test_api.py"}, IMPORT_ERROR, True)
+    guard.record("Read", {"file_path": "src/api.py"}, "\n".join(f"def route_{i}(): return {i}" for i in range(40)))
+    guard.record("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
+    assert guard.state.last_novel == 1
+    step = guard._step("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
+    assert signals.same_step(step, guard.state.window[0], guard.config)[0] == "paraphrase"
+    assert signals.repeated_call(guard.state, step, guard.config) is None  # one exact repeat: not yet a loop
+
+
+# -- signals.result_match -------------------------------------------------------------------------
+
+def test_result_match_is_a_similarity_from_zero_to_one():
+    """Mutations: the 1.0 for equal (or short, equal once echoes are left out) results → 2.0."""
+    guard = LoopGuard(Config(detector="exact"))
+    tokyo, tyo = _weather(guard, "Tokyo", 36), _weather(guard, "TYO", 36)
+    assert tokyo.result_hash != tyo.result_hash and signals.result_match(tokyo, tyo) == 1.0
+    again = _weather(guard, "Tokyo", 36)
+    assert signals.result_match(tokyo, again) == 1.0 == signals.result_match(tokyo, again, containment=True)
+
+
+def test_same_first_line_boost_starts_at_exactly_same_head_jaccard():
+    """Two pages with one title sharing 30 of 50 distinct words (Jaccard exactly 0.6, computed
+    exactly below SKETCH_SIZE words) are halfway to the same. Mutation: `>= SAME_HEAD_JACCARD` → `>`."""
+    guard = LoopGuard(Config(detector="exact"))
+    title = "Quarterly billing report for the Lisbon warehouse team"  # 8 distinct words
+    shared = " ".join(f"s{i}" for i in range(22))
+    a = _result_step(guard, f"{title}\n{shared} " + " ".join(f"a{i}" for i in range(10)))
+    b = _result_step(guard, f"{title}\n{shared} " + " ".join(f"b{i}" for i in range(10)))
+    jaccard, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
+    assert jaccard == signals.SAME_HEAD_JACCARD
+    assert signals.result_match(a, b) == pytest.approx(0.8)
+
+
+# -- policy.escalate: a stop is final --------------------------------------------------------------
+
+def test_a_stop_stays_a_stop_whatever_comes_next():
+    """Mutations: `state.stopped = True` → None / False (the next step would be allowed again)."""
+    cfg = Config(max_warnings=0)
+    state = SessionState.new(8)
+    assert policy.escalate(state, [Signal("exact", 1.0, (0,))], False, cfg) == "stop"
+    assert state.stopped is True
+    assert policy.escalate(state, [], True, cfg) == "stop"
