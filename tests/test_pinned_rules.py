@@ -386,3 +386,108 @@ def test_a_stop_stays_a_stop_whatever_comes_next():
     assert policy.escalate(state, [Signal("exact", 1.0, (0,))], False, cfg) == "stop"
     assert state.stopped is True
     assert policy.escalate(state, [], True, cfg) == "stop"
+
+
+# -- signals.repeated_message ---------------------------------------------------------------------
+
+def _table(vectors: dict[str, list[float]], dim: int = 6):
+    """Fake embedder: the vector of the first key a text contains (else the last axis)."""
+    def embed(texts):
+        rows = np.zeros((len(texts), dim), dtype=np.float32)
+        for r, text in enumerate(texts):
+            key = next((k for k in vectors if k in text), None)
+            rows[r, : len(vectors[key]) if key else dim] = vectors[key] if key else np.eye(dim)[-1]
+        return rows
+    return embed
+
+
+def _at(cos: float, axis: int) -> list[float]:
+    """A unit vector: sqrt(cos) on axis 0, the rest on its own `axis`; any two of them (different
+    axes) have cosine `cos`."""
+    v = [0.0] * 6
+    v[0], v[axis] = cos ** 0.5, (1 - cos) ** 0.5
+    return v
+
+
+ASK_ID = [("respond", {"content": "Could you please provide the reservation ID?"}, "I don't have it."),
+          ("respond", {"content": "Please send me the reservation ID so I can help."}, "Can't you look it up?"),
+          ("respond", {"content": "I still need the reservation ID to continue."}, "Why do you need it?")]
+
+
+def _asked(embedder, config: Config | None = None, asks=ASK_ID[:2]) -> LoopGuard:
+    guard = LoopGuard(config or Config(), embedder=embedder)
+    for ask in asks:
+        assert guard.record(*ask).action == "allow"
+    return guard
+
+
+def test_a_conversation_loop_scores_its_least_similar_pair_and_says_how_many_asks():
+    """Mutations: the pairs' `np.triu_indices(n, 1)` → `(n, 2)` (skips neighbours); the detail
+    text → None / dropped / `len(group) - 1` / `+ 2`."""
+    embed = _table({"provide the": [1, 0], "send me": [0.9, 0.19 ** 0.5], "still need": [1, 0]})
+    guard = _asked(embed)
+    step = guard._step(*ASK_ID[2], False)
+    found = signals.repeated_message(guard.state, step, guard.config)
+    assert found.kind == "conversation" and found.related_steps == (0, 1)
+    assert found.score == pytest.approx(0.9, abs=1e-6)  # send-me vs the others; the other pair is 1.0
+    assert found.detail == "3 messages asking for the same thing, no new tool result in between"
+
+
+def test_asking_for_the_same_named_thing_needs_only_same_ask_similarity():
+    """Pairwise cosine 0.78: below message_threshold (0.85), above SAME_ASK_SIMILARITY (0.7). All
+    three ask for "reservation id": a loop. A third asking for something else: not. Mutations:
+    `same_object` → None / False; the intersection without the step's terms or without the group's;
+    `same_object and score >= ...` → `or`."""
+    embed = _table({"provide the": _at(0.78, 1), "send me": _at(0.78, 2), "still need": _at(0.78, 3),
+                    "seat number": _at(0.78, 4)})
+    guard = _asked(embed)
+    step = guard._step(*ASK_ID[2], False)
+    found = signals.repeated_message(guard.state, step, guard.config)
+    assert found is not None and found.score == pytest.approx(0.78, abs=1e-6)
+    other = guard._step("respond", {"content": "Could you please provide your seat number?"}, "12A", False)
+    assert other.asks and other.ask_terms and not other.ask_terms & step.ask_terms
+    assert signals.repeated_message(guard.state, other, guard.config) is None
+
+
+def test_message_similarity_thresholds_are_inclusive(monkeypatch):
+    """A cosine of exactly 0.75 (exact in float32) against thresholds of 0.75. Mutations:
+    `score < cfg.message_threshold` → `<=`; `score >= SAME_ASK_SIMILARITY` → `>`."""
+    embed = _table({"provide the": [1, 0], "send me": [0.75, 0.4375 ** 0.5], "seat number": [1, 0]})
+    seat = ("respond", {"content": "Could you please provide your seat number?"}, "I don't know it.")
+    guard = _asked(embed, Config(message_repeats=1, message_threshold=0.75), [seat])
+    step = guard._step(*ASK_ID[1], False)
+    assert not step.ask_terms & guard.state.window[0].ask_terms  # no named thing in common
+    assert signals.repeated_message(guard.state, step, guard.config).score == 0.75
+    monkeypatch.setattr(signals, "SAME_ASK_SIMILARITY", 0.75)
+    guard = _asked(embed, Config(message_repeats=1, message_threshold=0.9), ASK_ID[:1])
+    step = guard._step(*ASK_ID[1], False)
+    assert step.ask_terms == guard.state.window[0].ask_terms != frozenset()
+    assert signals.repeated_message(guard.state, step, guard.config).score == 0.75
+
+
+def test_only_an_asking_message_can_repeat_an_ask():
+    """After two asks, a tool call or a message that asks nothing, embedded like them, is not a
+    third ask. Mutations: `not (step.is_message and step.asks) or step.call_vec is None` → `... and
+    ...`; `is_message and asks` → `or`."""
+    same = _table({"reservation": [1, 0]})
+    guard = _asked(same)
+    lookup = guard._step("get_reservation", {"name": "reservation of Mia Li"}, "not found", False)
+    thanks = guard._step("respond", {"content": "Thank you, the reservation is changed."}, "great", False)
+    assert not lookup.is_message and thanks.is_message and not thanks.asks
+    assert signals.repeated_message(guard.state, lookup, guard.config) is None
+    assert signals.repeated_message(guard.state, thanks, guard.config) is None
+
+
+def test_the_ask_that_got_an_answer_starts_a_new_conversation():
+    """ask (no answer), ask (answered with an address: work), ask, ask: only the last two asks are
+    since the work — two, not three. Mutation: `prev.index > state.last_work` → `>=`."""
+    same = _table({"email": [1, 0]})
+    guard = LoopGuard(Config(), embedder=same)
+    guard.record("respond", {"content": "Could you please provide your email address?"}, "I forgot it.")
+    guard.record("respond", {"content": "Please provide your email address so I can find your account."},
+                 "Try yara.silva@example.com")
+    assert guard.state.last_work == 1
+    guard.record("respond", {"content": "Could you please provide the email address on the account?"}, "Hmm.")
+    step = guard._step("respond", {"content": "I need the email address on the account, please."}, "No idea.", False)
+    assert step.asks
+    assert signals.repeated_message(guard.state, step, guard.config) is None
