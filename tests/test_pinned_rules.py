@@ -491,3 +491,70 @@ def test_the_ask_that_got_an_answer_starts_a_new_conversation():
     step = guard._step("respond", {"content": "I need the email address on the account, please."}, "No idea.", False)
     assert step.asks
     assert signals.repeated_message(guard.state, step, guard.config) is None
+
+
+# -- signals.repeated_result ----------------------------------------------------------------------
+
+def _failures(embedder, *calls) -> LoopGuard:
+    guard = LoopGuard(Config(), embedder=embedder)
+    for tool, tool_input, output in calls:
+        guard.record(tool, tool_input, output, True)
+    return guard
+
+
+def test_the_same_error_from_related_attempts_across_other_failures():
+    """Related = same tool, or similar calls (Read of the file `cat` failed on); an unrelated call
+    failing the same way (a Grep over /etc meeting /etc/shadow) and a different failure in between
+    neither count nor end the count.
+    Mutations: `!= error_class or not related` → `and`; `related(step, prev, None)`; `continue` →
+    `break`; the score → None."""
+    guard = _failures(_intents("shadow"),
+                      ("Bash", {"command": "cat /etc/shadow"}, "cat: /etc/shadow: Permission denied"),
+                      ("WebFetch", {"url": "https://example.com/docs"}, "404 Not Found"),
+                      ("Grep", {"pattern": "root:", "path": "/etc"}, "grep: /etc/shadow: Permission denied"),
+                      ("Read", {"file_path": "/etc/shadow"}, "EACCES: permission denied, open '/etc/shadow'"))
+    assert [s.error_class for s in guard.state.window] == ["permission", "not_found", "permission", "permission"]
+    step = guard._step("Bash", {"command": "sudo -n cat /etc/shadow"},
+                       "sudo: a password is required; /etc/shadow: Permission denied", True)
+    found = signals.repeated_result(guard.state, step, guard.config)
+    assert found is not None and found.related_steps == (0, 3)
+    assert found.score == min(max(signals.content_similarity(step.result_sketch, step.result_size, p.result_sketch,
+                                                             p.result_size)) for p in (guard.state.window[0],
+                                                                                      guard.state.window[3]))
+
+
+BUILD_LOG = [f"compiling module_{i}.c into build/module_{i}.o with gcc flags O{i % 3}" for i in range(30)]
+
+
+def test_a_generic_failure_counts_only_when_it_is_the_same_failure():
+    """"exit code 1" says nothing by itself: varied builds whose logs merely overlap (the verbose one
+    contains the plain one) are not one failure. Mutations: the generic overlap `result_threshold` →
+    ERROR_OVERLAP; `sim < overlap and not generic` → `or` (containment for generic errors too)."""
+    plain = "make: *** [all] Error 1\n" + "\n".join(BUILD_LOG[:18])
+    verbose = plain + "\n" + "\n".join(BUILD_LOG[18:])
+    guard = _failures(_intents("zzz"), ("Bash", {"command": "make"}, plain), ("Bash", {"command": "make -j4"}, plain))
+    step = guard._step("Bash", {"command": "make VERBOSE=1"}, verbose, True)
+    assert step.error_class in signals.GENERIC_ERRORS and step.result_size >= features.SHORT_RESULT
+    jaccard, contained = signals.content_similarity(step.result_sketch, step.result_size,
+                                                    guard.state.window[0].result_sketch, guard.state.window[0].result_size)
+    assert signals.ERROR_OVERLAP <= jaccard < guard.config.result_threshold <= contained
+    assert signals.repeated_result(guard.state, step, guard.config) is None
+    again = guard._step("Bash", {"command": "make all"}, plain, True)
+    assert signals.repeated_result(guard.state, again, guard.config).related_steps == (0, 1)  # the same failure
+
+
+def test_specific_errors_sharing_exactly_error_overlap_are_the_same_error():
+    """Three permission errors sharing 16 of 64 distinct words pairwise (Jaccard exactly 0.25, exact
+    below SKETCH_SIZE words): the same error, scored by their Jaccard. Mutations: `sim >= overlap` →
+    `>`; `sim < overlap` → `<=` (containment, 0.4, would replace the Jaccard)."""
+    shared = "permission denied while opening the protected data directory for user deploy on host db right now".split()
+    assert len(set(shared)) == 16
+
+    def error(tag):
+        return " ".join(shared + [f"{tag}{i}" for i in range(24)])
+    guard = _failures(_intents("zzz"), ("Bash", {"command": "ls /srv/data"}, error("p")),
+                      ("Bash", {"command": "cat /srv/data/x"}, error("q")))
+    step = guard._step("Bash", {"command": "cp -r /srv/data /tmp"}, error("s"), True)
+    assert step.error_class == "permission"
+    assert signals.result_match(step, guard.state.window[0]) == signals.ERROR_OVERLAP
+    assert signals.repeated_result(guard.state, step, guard.config) == Signal("same_result", 0.25, (0, 1))
