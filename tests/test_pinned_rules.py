@@ -558,3 +558,19 @@ def test_specific_errors_sharing_exactly_error_overlap_are_the_same_error():
     assert step.error_class == "permission"
     assert signals.result_match(step, guard.state.window[0]) == signals.ERROR_OVERLAP
     assert signals.repeated_result(guard.state, step, guard.config) == Signal("same_result", 0.25, (0, 1))
+
+
+# -- signals.cycle --------------------------------------------------------------------------------
+
+def test_a_cycle_names_its_steps_and_score_whatever_the_order_of_its_periods():
+    """A-B-A-B under `cycle_periods=(3, 2)`: period 3 needs more steps than there are, period 2 still
+    gets its turn. Mutations: that `continue` → `break`; the score → None; the related steps
+    `seq[:-1]` → `seq[:+1]` / `seq[:-2]`."""
+    status = ("Bash", {"command": "git status"}, "On branch main\nnothing to commit, working tree clean")
+    log = ("Bash", {"command": "git log -1 --oneline"}, "3f2a1c9 Fix flaky test")
+    for periods in ((2, 3), (3, 2)):
+        guard = LoopGuard(Config(cycle_periods=periods), embedder=_intents("status", "log"))
+        for call in (status, log, status):
+            guard.record(*call)
+        step = guard._step(*log, False)
+        assert signals.cycle(guard.state, step, guard.config) == Signal("cycle", 1.0, (0, 1, 2)), periods
