@@ -574,3 +574,67 @@ def test_a_cycle_names_its_steps_and_score_whatever_the_order_of_its_periods():
             guard.record(*call)
         step = guard._step(*log, False)
         assert signals.cycle(guard.state, step, guard.config) == Signal("cycle", 1.0, (0, 1, 2)), periods
+
+
+# -- signals.update_clusters ----------------------------------------------------------------------
+
+def test_clusters_are_numbered_in_order_and_the_least_recently_used_is_dropped():
+    """cluster_threshold=1.0 still joins identical intents (inclusive); max_clusters bounds the
+    clusters, dropping the oldest. Mutations: `best_sim >= cluster_threshold` → `>`;
+    `next_cluster += 1` → `-= 1` / `+= 2`; `> max_clusters` → `>=`; `popitem(last=False)` → True;
+    `step.cluster = best_id` → None."""
+    cfg = Config(max_clusters=2, cluster_threshold=1.0)
+    guard = LoopGuard(cfg, embedder=_intents("alpha", "beta", "gamma"))
+    steps = [guard._step("lookup", {"q": q}, f"{q} result", False) for q in ("alpha", "alpha again", "beta", "gamma")]
+    for step in steps:
+        signals.update_clusters(guard.state, step, cfg)
+    assert [s.cluster for s in steps] == [0, 0, 1, 2]
+    assert list(guard.state.clusters) == [1, 2]  # alpha's cluster, the least recently used, is gone
+
+
+def test_a_cluster_centroid_is_the_normalized_sum_of_its_members():
+    """... and stays float32 (the stored state's dtype). Mutations: `centroid * members + call_vec`
+    → `centroid / members + ...`; `.astype(np.float32)` → `.astype(None)`."""
+    near = [0.95, 0.0975 ** 0.5]
+    guard = LoopGuard(Config(), embedder=_table({"status .": near, "status": [1, 0]}))
+    for command in ("git status", "git status", "git status ."):
+        signals.update_clusters(guard.state, guard._step("Bash", {"command": command}, "clean", False), guard.config)
+    (cluster,) = guard.state.clusters.values()
+    expected = 2 * np.eye(6)[0] + np.array(near + [0.0] * 4)
+    assert cluster.members == 3 and cluster.centroid.dtype == np.float32
+    assert np.allclose(cluster.centroid, expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_a_stale_cluster_reports_its_similarity_and_counts():
+    """`git status` and `git status .` (cosine 0.95) alternating, nothing new: the 5th call is the
+    3rd without a new result. Mutations: the score → None / `max(best_sim, 1.0)`; the detail → None /
+    dropped; `members += 1` → `= 1` / `+= 2`."""
+    near = [0.95, 0.0975 ** 0.5]
+    guard = LoopGuard(Config(), embedder=_table({"status .": near, "status": [1, 0]}))
+    found = [signals.update_clusters(guard.state, guard._step("Bash", {"command": c}, "nothing to commit", False),
+                                     guard.config)
+             for c in ("git status", "git status .", "git status", "git status .", "git status")]
+    assert found[:4] == [None] * 4
+    assert found[4].kind == "cluster" and 0.9 <= found[4].score < 1.0
+    assert found[4].detail == "5 similar calls, 3 without a new result"
+
+
+def test_a_cluster_result_is_seen_when_its_words_are_the_same_not_when_it_contains_an_earlier_one():
+    """Other calls of one intent: 30 words again (hash differs) is stale — SHORT_RESULT is substantial
+    and a Jaccard of exactly result_threshold (40 of 50 words) is the same; a result that contains
+    the earlier one and adds as much again is new. Mutations: `min(n, step.result_size) >=
+    SHORT_RESULT` → `>`; `result_size >= SHORT_RESULT` → `>`; `[0] >= result_threshold` → `[1]` / `>`."""
+    words = [f"w{i}" for i in range(features.SHORT_RESULT)]
+
+    def stale_after(first: str, second: str) -> int:
+        guard = LoopGuard(Config(), embedder=_intents("report"))
+        for command, out in (("make report", first), ("make report-again", second)):
+            signals.update_clusters(guard.state, guard._step("Bash", {"command": command}, out, False), guard.config)
+        (cluster,) = guard.state.clusters.values()
+        return cluster.stale
+
+    assert stale_after(" ".join(words), " ".join(words) + "\n" + " ".join(words[:3])) == 1
+    shared = [f"s{i}" for i in range(40)]
+    assert stale_after(" ".join(shared + ["a1", "a2", "a3", "a4", "a5"]),
+                       " ".join(shared + ["b1", "b2", "b3", "b4", "b5"])) == 1  # Jaccard 40/50 = 0.8
+    assert stale_after(" ".join(shared), " ".join(shared + [f"n{i}" for i in range(40)])) == 0  # grew: news
