@@ -638,3 +638,18 @@ def test_a_cluster_result_is_seen_when_its_words_are_the_same_not_when_it_contai
     assert stale_after(" ".join(shared + ["a1", "a2", "a3", "a4", "a5"]),
                        " ".join(shared + ["b1", "b2", "b3", "b4", "b5"])) == 1  # Jaccard 40/50 = 0.8
     assert stale_after(" ".join(shared), " ".join(shared + [f"n{i}" for i in range(40)])) == 0  # grew: news
+
+
+# -- signals.look_back: each detector stores only the steps it reads --------------------------------
+
+def test_each_detector_keeps_only_the_window_it_reads():
+    """The window is stored with every session (SQLite, Redis): a baseline keeps exactly the calls
+    its rule looks at — OpenHands' A/B x3 reads 6, Gemini CLI's cycle of up to 5 repeated 5 times
+    25, Roo Code's 4th identical call 4, CrewAI's previous call 1, the per-tool counter 1 (its counts
+    are kept apart). Mutations: each of those numbers + 1."""
+    expected = {"semantic": Config().window, "exact": Config().exact_window, "normalized": Config().exact_window,
+                "count": 1, "openhands": 6, "gemini-cli": 25, "roo-code": 4, "crewai": 1}
+    for detector, steps in expected.items():
+        cfg = Config(detector=detector)
+        assert signals.look_back(cfg) == steps, detector
+        assert LoopGuard(cfg).state.window.maxlen == steps, detector
