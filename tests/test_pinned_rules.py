@@ -653,3 +653,37 @@ def test_each_detector_keeps_only_the_window_it_reads():
         cfg = Config(detector=detector)
         assert signals.look_back(cfg) == steps, detector
         assert LoopGuard(cfg).state.window.maxlen == steps, detector
+
+
+# -- the pairwise helpers: same_facts, same_rich_short_result --------------------------------------
+
+def test_same_facts_limits_message_sides_and_result_sizes():
+    """Mutations: `or a.is_message or b.is_message` → `and` (twice); `> FACT_RESULT` → `>=`; `< 2`
+    shared facts → `<= 2` / `< 3`; `>= SHORT_RESULT` → `>`."""
+    guard = LoopGuard(Config(detector="exact"))
+
+    def result(tool, n, facts, tag="w"):
+        words = sum(len(f.split(".")) for f in facts)  # "2.31.4" is three words
+        text = " ".join(facts + [f"{tag}{i}" for i in range(n - words)])
+        return guard._step(tool, {"q": tag}, text, False)
+    two = ["2.31.4", "1.26.18"]
+    a, b = result("lookup", 80, two), result("lookup", 80, two, "v")  # FACT_RESULT words, 2 shared facts
+    assert a.result_size == signals.FACT_RESULT and a.facts == b.facts == frozenset(two)
+    assert signals.same_facts(a, b) == 1.0
+    message = guard._step("respond", {"content": "Which versions are installed?"}, " ".join(two), False)
+    tool = guard._step("lookup", {"q": "versions"}, " ".join(two), False)
+    assert message.is_message and message.facts == tool.facts != frozenset()
+    assert signals.same_facts(message, tool) == 0.0 == signals.same_facts(tool, message)
+    c, d = result("lookup", 30, two[:1]), result("lookup", 30, two[:1], "v")  # SHORT_RESULT words, 1 fact
+    assert c.result_size == features.SHORT_RESULT and signals.same_facts(c, d) == 0.0
+
+
+def test_a_rich_short_answer_needs_tiny_result_words_besides_every_echo():
+    """TINY_RESULT (8) distinct words besides the words of *either* call. Mutations: `a.input_words |
+    b.input_words` → `&`; `>= TINY_RESULT` → `>`."""
+    guard = LoopGuard(Config(detector="exact"))
+
+    def answer(city, n):
+        return guard._step("get_weather", {"city": city}, " ".join([city] + [f"x{i}" for i in range(n)]), False)
+    assert signals.same_rich_short_result(answer("Tokyo", 8), answer("TYO", 8))
+    assert not signals.same_rich_short_result(answer("Tokyo", 7), answer("TYO", 7))  # "tokyo" is an echo
