@@ -3,9 +3,11 @@ Each test names the mutation it catches; tests/MUTATION.md lists how they were c
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from semloop import Config, LoopGuard, features, policy, signals
@@ -163,3 +165,525 @@ def test_verdict_signals_are_ordered_most_specific_first():
     found = [Signal("cluster", 0.9, (1,)), Signal("count", 1.0, (0,)), Signal("exact", 1.0, (2,)),
              Signal("cycle", 0.95, (0, 1)), Signal("paraphrase", 0.9, (2,))]
     assert [s.kind for s in policy.ordered(found)] == ["exact", "paraphrase", "cycle", "cluster", "count"]
+
+
+# -- signals.same_step: survivors of the 2026-12-01 run over the shipped detector ------------------
+# Each test below was checked against the mutants it names (applied with `mutmut apply`, run, reverted).
+
+def _intents(*markers: str):
+    """Fake embedder: texts containing the same marker get the same one-hot vector (cosine exactly
+    1.0); texts without a marker share the last axis."""
+    def embed(texts):
+        rows = np.zeros((len(texts), len(markers) + 1), dtype=np.float32)
+        for r, text in enumerate(texts):
+            rows[r, next((i for i, m in enumerate(markers) if m in text), len(markers))] = 1.0
+        return rows
+    return embed
+
+
+HANDLERS = "\n".join(f"def handler_{i}(event):\n    return process(event, retries={i})" for i in range(40))
+
+
+def _file_reads(cfg: Config | None = None):
+    guard = LoopGuard(cfg or Config(), embedder=_intents("handlers"))
+    cat = guard._step("Bash", {"command": "cat src/handlers.py"}, HANDLERS, False)
+    head = guard._step("Bash", {"command": "head -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[:40]), False)
+    return guard, cat, head
+
+
+def test_a_file_and_its_head_are_one_read():
+    """`cat f` then `head -n 40 f`: the entities overlap by exactly ENTITY_OVERLAP ({f} vs {f, 40}),
+    and only containment says the results are one (Jaccard is about a half).
+    Mutations: `>= ENTITY_OVERLAP` → `>`; `result_match(..., containment=True)` → False / None / dropped;
+    the last `res_sim >= cfg.result_threshold` → `... or True` (the head and the tail are two reads)."""
+    guard, cat, head = _file_reads()
+    assert features.entity_overlap(cat.entities, head.entities) == signals.ENTITY_OVERLAP
+    assert signals.result_match(cat, head) < guard.config.result_threshold  # Jaccard alone: different
+    assert signals.same_step(cat, head, guard.config) == ("paraphrase", 1.0)
+    # its tail is another part of the file: the same intent and entities, a different result
+    tail = guard._step("Bash", {"command": "tail -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[-40:]), False)
+    assert tail.entities == head.entities and signals.call_match(head, tail)[1] == 1.0
+    assert signals.same_step(head, tail, guard.config) is None
+    # through the guard: the second `cat` repeats both earlier reads, which is a loop
+    reads = [("Bash", {"command": "cat src/handlers.py"}, HANDLERS),
+             ("Bash", {"command": "head -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[:40])),
+             ("Bash", {"command": "cat src/handlers.py"}, HANDLERS)]
+    fresh = LoopGuard(Config(), embedder=_intents("handlers"))
+    assert [fresh.record(*r).action for r in reads] == ["allow", "allow", "warn"]
+
+
+def test_thresholds_are_inclusive_one_means_identical_not_never():
+    """call_threshold = result_threshold = 1.0: identical results of identical (or same-intent)
+    calls still count. Mutations: each `res_sim >= cfg.result_threshold` in same_step → `>`, and
+    `call_sim < cfg.call_threshold` → `<=`."""
+    cfg = Config(call_threshold=1.0, result_threshold=1.0)
+    guard, cat, head = _file_reads(cfg)
+    assert signals.same_step(cat, head, cfg) == ("paraphrase", 1.0)  # contained: 1.0; one-hot cosine: 1.0
+    again = guard._step("Bash", {"command": "cat src/handlers.py"}, HANDLERS, False)
+    assert signals.same_step(cat, again, cfg) == ("exact", 1.0)
+    tree = "\n".join(f"docs/page{i}.md" for i in range(40))
+    shallow = guard._step("list_tree", {"path": ".", "max_depth": 2}, tree, False)
+    deeper = guard._step("list_tree", {"path": ".", "max_depth": 3}, tree, False)
+    assert shallow.skeleton_sig == deeper.skeleton_sig
+    assert signals.same_step(shallow, deeper, cfg) == ("paraphrase", 1.0)  # a creeping option, same tree
+
+
+def test_a_message_and_a_tool_call_are_never_one_step():
+    """A message's result is the other side's reply: a tool that returns the same text is not the
+    message repeated, however alike the two read. Mutation: `a.is_message or b.is_message` → `and`."""
+    guard = LoopGuard(Config(), embedder=_intents("zzz"))  # every text on one axis: cosine 1.0
+    reply = ("Your reservation NO6JO3 is a round trip from JFK to SEA on May 12 returning May 19, economy "
+             "class, two checked bags, seat 14C, gold member, 612 dollars paid by card ending 4242.")
+    message = guard._step("respond", {"content": "Here is your reservation summary"}, reply, False)
+    lookup = guard._step("get_reservation", {"id": "summary"}, reply, False)
+    assert message.is_message and not lookup.is_message and message.result_hash == lookup.result_hash
+    assert signals.same_step(message, lookup, guard.config) is None
+    assert signals.same_step(lookup, message, guard.config) is None
+
+
+LOG = [f"2026-11-30 12:{i:02d}:07 INFO worker-{i % 7} processed batch {1000 + i} in {i * 3} ms" for i in range(60)]
+
+
+def test_a_creeping_line_count_over_an_unchanged_log_is_one_step():
+    """`tail -n 20` then `tail -n 40` of a log that did not change: only the number crept, and the
+    longer output contains the shorter. Mutations: containment=True in the skeleton branch →
+    False / None / dropped."""
+    guard = LoopGuard(Config(), embedder=_intents("app.log"))
+    short = guard._step("Bash", {"command": "tail -n 20 app.log"}, "\n".join(LOG[-20:]), False)
+    longer = guard._step("Bash", {"command": "tail -n 40 app.log"}, "\n".join(LOG[-40:]), False)
+    assert short.skeleton_sig == longer.skeleton_sig
+    assert signals.result_match(short, longer) < guard.config.result_threshold
+    assert signals.same_step(short, longer, guard.config) == ("paraphrase", 1.0)
+
+
+def test_paging_through_a_file_with_a_creeping_offset_is_work():
+    """Read(offset=1), Read(offset=41), ...: the same skeleton, a new page each time. Mutation: the
+    skeleton branch's `res_sim >= cfg.result_threshold` → `... or True`."""
+    lines = "\n".join(f"def handler_{i}(event):\n    return process(event, retries={i})" for i in range(120)).splitlines()
+    guard = LoopGuard(Config(), embedder=_intents("handlers"))
+    pages = [("Read", {"file_path": "src/handlers.py", "offset": 1 + 40 * k, "limit": 40},
+              "\n".join(lines[40 * k: 40 * k + 40])) for k in range(6)]
+    first, second = (guard._step(*p, False) for p in pages[:2])
+    assert first.skeleton_sig == second.skeleton_sig and min(first.result_size, second.result_size) >= 30
+    assert signals.same_step(first, second, guard.config) is None
+    fresh = LoopGuard(Config(), embedder=_intents("handlers"))
+    assert [fresh.record(*p).action for p in pages] == ["allow"] * 6
+
+
+def test_a_result_of_exactly_short_result_words_is_substantial():
+    """SHORT_RESULT distinct words is the first substantial size (`>=`, not `>`). Mutations: both
+    `min(a.result_size, b.result_size) >= SHORT_RESULT` in same_step → `>`."""
+    words = [f"w{i}" for i in range(features.SHORT_RESULT)]
+    text = " ".join(words)
+    guard = LoopGuard(Config(), embedder=_intents("tail"))
+    five = guard._step("Bash", {"command": "tail -n 5 app.log"}, text, False)
+    six = guard._step("Bash", {"command": "tail -n 6 app.log"}, text + "\n" + " ".join(words[-5:]), False)
+    assert five.result_size == six.result_size == features.SHORT_RESULT and five.result_hash != six.result_hash
+    assert signals.same_step(five, six, guard.config) == ("paraphrase", 1.0)  # creeping number, same words
+    # the very same substantial result from two related calls (same tool), however unalike they read
+    guard = LoopGuard(Config(), embedder=_intents("cat", "awk"))
+    cat = guard._step("Bash", {"command": "cat notes.txt"}, text, False)
+    awk = guard._step("Bash", {"command": "awk '{print}' notes.txt"}, text, False)
+    assert signals.call_match(cat, awk) == ("paraphrase", 0.0)
+    assert signals.same_step(cat, awk, guard.config) == ("paraphrase", 0.0)
+
+
+def _forecast(city: str) -> str:
+    return json.dumps({"city": city, "temp_c": 36, "conditions": "overcast", "humidity": 61, "wind_kph": 53,
+                       "forecast": "rain later in the evening"})
+
+
+def test_a_failed_call_is_not_the_same_step_as_a_succeeded_one():
+    """The same detailed answer (or the same facts) from a call that failed and one that succeeded
+    is not one repeated step. Mutations: `not (a.is_error or b.is_error)` → `and`, in the same-facts
+    and the same-rich-short-result rules; the rich rule's score 1.0 → 2.0."""
+    guard = LoopGuard(Config(), embedder=_intents("Tokyo", "TYO"))  # the embedding calls them different
+    tokyo = guard._step("get_weather", {"city": "Tokyo"}, _forecast("Tokyo"), False)
+    tyo = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), False)
+    tyo_failed = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), True)
+    assert signals.same_step(tokyo, tyo, guard.config) == ("paraphrase", 1.0)
+    assert signals.same_step(tokyo, tyo_failed, guard.config) is None
+    assert signals.same_step(tyo_failed, tokyo, guard.config) is None
+    show = guard._step("Bash", {"command": "pip show requests | head -2"}, "Name: requests\nVersion: 2.31.4", False)
+    version = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"}, "2.31.4", False)
+    version_failed = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"},
+                                 "2.31.4", True)
+    assert signals.same_step(show, version, guard.config) == ("paraphrase", 1.0)  # same facts, other words
+    assert signals.same_step(show, version_failed, guard.config) is None
+    assert signals.same_step(version_failed, show, guard.config) is None
+
+
+def test_reworded_commands_agreeing_on_four_of_five_facts_are_one_step():
+    """SAME_FACTS (0.8) is inclusive: 4 shared versions of 5. Mutation: `>= SAME_FACTS` → `>`."""
+    freeze = "requests 2.31.4\nurllib3 1.26.18\ncertifi 2024.2.2\nidna 3.6.1"
+    guard = LoopGuard(Config(), embedder=_intents("pip"))
+    listed = guard._step("Bash", {"command": "pip list --format=freeze"}, freeze, False)
+    frozen = guard._step("Bash", {"command": "python -m pip freeze"}, freeze + "\ncharset-normalizer 3.3.2", False)
+    assert signals.same_facts(listed, frozen) == signals.SAME_FACTS
+    assert signals.same_step(listed, frozen, guard.config) == ("paraphrase", signals.SAME_FACTS)
+
+
+# -- signals.repeated_call ------------------------------------------------------------------------
+
+IMPORT_ERROR = "ImportError: cannot import name 'parse_header' from 'cgi'"
+
+
+def test_reworded_calls_failing_the_same_way_are_a_paraphrase_loop():
+    """Three rewordings of one test run, one error: the matches stand on their own (the fallback for
+    the very same failing call is only for too few). Mutations: `len(matches) < needed and
+    step.is_error` → `or` / `<=`; the signal's score → None."""
+    guard = LoopGuard(Config(), embedder=_intents("test_api"))
+    for command in ("pytest tests/test_api.py", "python -m pytest tests/test_api.py"):
+        assert guard.record("Bash", {"command": command}, IMPORT_ERROR, True).action == "allow"
+    step = guard._step("Bash", {"command": "py.test tests/test_api.py"}, IMPORT_ERROR, True)
+    assert signals.repeated_call(guard.state, step, guard.config) == Signal("paraphrase", 1.0, (0, 1))
+
+
+def test_only_the_very_same_call_failing_again_counts_across_progress():
+    """After a step that brought something new, a reworded run failing the same way does not count
+    toward "the very same call failing the very same way". Mutation: `m[0] != "paraphrase"` → always
+    true (the string mutated)."""
+    guard = LoopGuard(Config(), embedder=_intents("test_api"))
+    guard.record("Bash", {"command": "pytest tests/test_api.py"}, IMPORT_ERROR, True)
+    guard.record("Read", {"file_path": "src/api.py"}, "\n".join(f"def route_{i}(): return {i}" for i in range(40)))
+    guard.record("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
+    assert guard.state.last_novel == 1
+    step = guard._step("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
+    assert signals.same_step(step, guard.state.window[0], guard.config)[0] == "paraphrase"
+    assert signals.repeated_call(guard.state, step, guard.config) is None  # one exact repeat: not yet a loop
+
+
+# -- signals.result_match -------------------------------------------------------------------------
+
+def test_result_match_is_a_similarity_from_zero_to_one():
+    """Mutations: the 1.0 for equal (or short, equal once echoes are left out) results → 2.0."""
+    guard = LoopGuard(Config(detector="exact"))
+    tokyo, tyo = _weather(guard, "Tokyo", 36), _weather(guard, "TYO", 36)
+    assert tokyo.result_hash != tyo.result_hash and signals.result_match(tokyo, tyo) == 1.0
+    again = _weather(guard, "Tokyo", 36)
+    assert signals.result_match(tokyo, again) == 1.0 == signals.result_match(tokyo, again, containment=True)
+
+
+def test_same_first_line_boost_starts_at_exactly_same_head_jaccard():
+    """Two pages with one title sharing 30 of 50 distinct words (Jaccard exactly 0.6, computed
+    exactly below SKETCH_SIZE words) are halfway to the same. Mutation: `>= SAME_HEAD_JACCARD` → `>`."""
+    guard = LoopGuard(Config(detector="exact"))
+    title = "Quarterly billing report for the Lisbon warehouse team"  # 8 distinct words
+    shared = " ".join(f"s{i}" for i in range(22))
+    a = _result_step(guard, f"{title}\n{shared} " + " ".join(f"a{i}" for i in range(10)))
+    b = _result_step(guard, f"{title}\n{shared} " + " ".join(f"b{i}" for i in range(10)))
+    jaccard, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
+    assert jaccard == signals.SAME_HEAD_JACCARD
+    assert signals.result_match(a, b) == pytest.approx(0.8)
+
+
+# -- policy.escalate: a stop is final --------------------------------------------------------------
+
+def test_a_stop_stays_a_stop_whatever_comes_next():
+    """Mutations: `state.stopped = True` → None / False (the next step would be allowed again)."""
+    cfg = Config(max_warnings=0)
+    state = SessionState.new(8)
+    assert policy.escalate(state, [Signal("exact", 1.0, (0,))], False, cfg) == "stop"
+    assert state.stopped is True
+    assert policy.escalate(state, [], True, cfg) == "stop"
+
+
+# -- signals.repeated_message ---------------------------------------------------------------------
+
+def _table(vectors: dict[str, list[float]], dim: int = 6):
+    """Fake embedder: the vector of the first key a text contains (else the last axis)."""
+    def embed(texts):
+        rows = np.zeros((len(texts), dim), dtype=np.float32)
+        for r, text in enumerate(texts):
+            key = next((k for k in vectors if k in text), None)
+            rows[r, : len(vectors[key]) if key else dim] = vectors[key] if key else np.eye(dim)[-1]
+        return rows
+    return embed
+
+
+def _at(cos: float, axis: int) -> list[float]:
+    """A unit vector: sqrt(cos) on axis 0, the rest on its own `axis`; any two of them (different
+    axes) have cosine `cos`."""
+    v = [0.0] * 6
+    v[0], v[axis] = cos ** 0.5, (1 - cos) ** 0.5
+    return v
+
+
+ASK_ID = [("respond", {"content": "Could you please provide the reservation ID?"}, "I don't have it."),
+          ("respond", {"content": "Please send me the reservation ID so I can help."}, "Can't you look it up?"),
+          ("respond", {"content": "I still need the reservation ID to continue."}, "Why do you need it?")]
+
+
+def _asked(embedder, config: Config | None = None, asks=ASK_ID[:2]) -> LoopGuard:
+    guard = LoopGuard(config or Config(), embedder=embedder)
+    for ask in asks:
+        assert guard.record(*ask).action == "allow"
+    return guard
+
+
+def test_a_conversation_loop_scores_its_least_similar_pair_and_says_how_many_asks():
+    """Mutations: the pairs' `np.triu_indices(n, 1)` → `(n, 2)` (skips neighbours); the detail
+    text → None / dropped / `len(group) - 1` / `+ 2`."""
+    embed = _table({"provide the": [1, 0], "send me": [0.9, 0.19 ** 0.5], "still need": [1, 0]})
+    guard = _asked(embed)
+    step = guard._step(*ASK_ID[2], False)
+    found = signals.repeated_message(guard.state, step, guard.config)
+    assert found.kind == "conversation" and found.related_steps == (0, 1)
+    assert found.score == pytest.approx(0.9, abs=1e-6)  # send-me vs the others; the other pair is 1.0
+    assert found.detail == "3 messages asking for the same thing, no new tool result in between"
+
+
+def test_asking_for_the_same_named_thing_needs_only_same_ask_similarity():
+    """Pairwise cosine 0.78: below message_threshold (0.85), above SAME_ASK_SIMILARITY (0.7). All
+    three ask for "reservation id": a loop. A third asking for something else: not. Mutations:
+    `same_object` → None / False; the intersection without the step's terms or without the group's;
+    `same_object and score >= ...` → `or`."""
+    embed = _table({"provide the": _at(0.78, 1), "send me": _at(0.78, 2), "still need": _at(0.78, 3),
+                    "seat number": _at(0.78, 4)})
+    guard = _asked(embed)
+    step = guard._step(*ASK_ID[2], False)
+    found = signals.repeated_message(guard.state, step, guard.config)
+    assert found is not None and found.score == pytest.approx(0.78, abs=1e-6)
+    other = guard._step("respond", {"content": "Could you please provide your seat number?"}, "12A", False)
+    assert other.asks and other.ask_terms and not other.ask_terms & step.ask_terms
+    assert signals.repeated_message(guard.state, other, guard.config) is None
+
+
+def test_message_similarity_thresholds_are_inclusive(monkeypatch):
+    """A cosine of exactly 0.75 (exact in float32) against thresholds of 0.75. Mutations:
+    `score < cfg.message_threshold` → `<=`; `score >= SAME_ASK_SIMILARITY` → `>`."""
+    embed = _table({"provide the": [1, 0], "send me": [0.75, 0.4375 ** 0.5], "seat number": [1, 0]})
+    seat = ("respond", {"content": "Could you please provide your seat number?"}, "I don't know it.")
+    guard = _asked(embed, Config(message_repeats=1, message_threshold=0.75), [seat])
+    step = guard._step(*ASK_ID[1], False)
+    assert not step.ask_terms & guard.state.window[0].ask_terms  # no named thing in common
+    assert signals.repeated_message(guard.state, step, guard.config).score == 0.75
+    monkeypatch.setattr(signals, "SAME_ASK_SIMILARITY", 0.75)
+    guard = _asked(embed, Config(message_repeats=1, message_threshold=0.9), ASK_ID[:1])
+    step = guard._step(*ASK_ID[1], False)
+    assert step.ask_terms == guard.state.window[0].ask_terms != frozenset()
+    assert signals.repeated_message(guard.state, step, guard.config).score == 0.75
+
+
+def test_only_an_asking_message_can_repeat_an_ask():
+    """After two asks, a tool call or a message that asks nothing, embedded like them, is not a
+    third ask. Mutations: `not (step.is_message and step.asks) or step.call_vec is None` → `... and
+    ...`; `is_message and asks` → `or`."""
+    same = _table({"reservation": [1, 0]})
+    guard = _asked(same)
+    lookup = guard._step("get_reservation", {"name": "reservation of Mia Li"}, "not found", False)
+    thanks = guard._step("respond", {"content": "Thank you, the reservation is changed."}, "great", False)
+    assert not lookup.is_message and thanks.is_message and not thanks.asks
+    assert signals.repeated_message(guard.state, lookup, guard.config) is None
+    assert signals.repeated_message(guard.state, thanks, guard.config) is None
+
+
+def test_the_ask_that_got_an_answer_starts_a_new_conversation():
+    """ask (no answer), ask (answered with an address: work), ask, ask: only the last two asks are
+    since the work — two, not three. Mutation: `prev.index > state.last_work` → `>=`."""
+    same = _table({"email": [1, 0]})
+    guard = LoopGuard(Config(), embedder=same)
+    guard.record("respond", {"content": "Could you please provide your email address?"}, "I forgot it.")
+    guard.record("respond", {"content": "Please provide your email address so I can find your account."},
+                 "Try yara.silva@example.com")
+    assert guard.state.last_work == 1
+    guard.record("respond", {"content": "Could you please provide the email address on the account?"}, "Hmm.")
+    step = guard._step("respond", {"content": "I need the email address on the account, please."}, "No idea.", False)
+    assert step.asks
+    assert signals.repeated_message(guard.state, step, guard.config) is None
+
+
+# -- signals.repeated_result ----------------------------------------------------------------------
+
+def _failures(embedder, *calls) -> LoopGuard:
+    guard = LoopGuard(Config(), embedder=embedder)
+    for tool, tool_input, output in calls:
+        guard.record(tool, tool_input, output, True)
+    return guard
+
+
+def test_the_same_error_from_related_attempts_across_other_failures():
+    """Related = same tool, or similar calls (Read of the file `cat` failed on); an unrelated call
+    failing the same way (a Grep over /etc meeting /etc/shadow) and a different failure in between
+    neither count nor end the count.
+    Mutations: `!= error_class or not related` → `and`; `related(step, prev, None)`; `continue` →
+    `break`; the score → None."""
+    guard = _failures(_intents("shadow"),
+                      ("Bash", {"command": "cat /etc/shadow"}, "cat: /etc/shadow: Permission denied"),
+                      ("WebFetch", {"url": "https://example.com/docs"}, "404 Not Found"),
+                      ("Grep", {"pattern": "root:", "path": "/etc"}, "grep: /etc/shadow: Permission denied"),
+                      ("Read", {"file_path": "/etc/shadow"}, "EACCES: permission denied, open '/etc/shadow'"))
+    assert [s.error_class for s in guard.state.window] == ["permission", "not_found", "permission", "permission"]
+    step = guard._step("Bash", {"command": "sudo -n cat /etc/shadow"},
+                       "sudo: a password is required; /etc/shadow: Permission denied", True)
+    found = signals.repeated_result(guard.state, step, guard.config)
+    assert found is not None and found.related_steps == (0, 3)
+    assert found.score == min(max(signals.content_similarity(step.result_sketch, step.result_size, p.result_sketch,
+                                                             p.result_size)) for p in (guard.state.window[0],
+                                                                                      guard.state.window[3]))
+
+
+BUILD_LOG = [f"compiling module_{i}.c into build/module_{i}.o with gcc flags O{i % 3}" for i in range(30)]
+
+
+def test_a_generic_failure_counts_only_when_it_is_the_same_failure():
+    """"exit code 1" says nothing by itself: varied builds whose logs merely overlap (the verbose one
+    contains the plain one) are not one failure. Mutations: the generic overlap `result_threshold` →
+    ERROR_OVERLAP; `sim < overlap and not generic` → `or` (containment for generic errors too)."""
+    plain = "make: *** [all] Error 1\n" + "\n".join(BUILD_LOG[:18])
+    verbose = plain + "\n" + "\n".join(BUILD_LOG[18:])
+    guard = _failures(_intents("zzz"), ("Bash", {"command": "make"}, plain), ("Bash", {"command": "make -j4"}, plain))
+    step = guard._step("Bash", {"command": "make VERBOSE=1"}, verbose, True)
+    assert step.error_class in signals.GENERIC_ERRORS and step.result_size >= features.SHORT_RESULT
+    jaccard, contained = signals.content_similarity(step.result_sketch, step.result_size,
+                                                    guard.state.window[0].result_sketch, guard.state.window[0].result_size)
+    assert signals.ERROR_OVERLAP <= jaccard < guard.config.result_threshold <= contained
+    assert signals.repeated_result(guard.state, step, guard.config) is None
+    again = guard._step("Bash", {"command": "make all"}, plain, True)
+    assert signals.repeated_result(guard.state, again, guard.config).related_steps == (0, 1)  # the same failure
+
+
+def test_specific_errors_sharing_exactly_error_overlap_are_the_same_error():
+    """Three permission errors sharing 16 of 64 distinct words pairwise (Jaccard exactly 0.25, exact
+    below SKETCH_SIZE words): the same error, scored by their Jaccard. Mutations: `sim >= overlap` →
+    `>`; `sim < overlap` → `<=` (containment, 0.4, would replace the Jaccard)."""
+    shared = "permission denied while opening the protected data directory for user deploy on host db right now".split()
+    assert len(set(shared)) == 16
+
+    def error(tag):
+        return " ".join(shared + [f"{tag}{i}" for i in range(24)])
+    guard = _failures(_intents("zzz"), ("Bash", {"command": "ls /srv/data"}, error("p")),
+                      ("Bash", {"command": "cat /srv/data/x"}, error("q")))
+    step = guard._step("Bash", {"command": "cp -r /srv/data /tmp"}, error("s"), True)
+    assert step.error_class == "permission"
+    assert signals.result_match(step, guard.state.window[0]) == signals.ERROR_OVERLAP
+    assert signals.repeated_result(guard.state, step, guard.config) == Signal("same_result", 0.25, (0, 1))
+
+
+# -- signals.cycle --------------------------------------------------------------------------------
+
+def test_a_cycle_names_its_steps_and_score_whatever_the_order_of_its_periods():
+    """A-B-A-B under `cycle_periods=(3, 2)`: period 3 needs more steps than there are, period 2 still
+    gets its turn. Mutations: that `continue` → `break`; the score → None; the related steps
+    `seq[:-1]` → `seq[:+1]` / `seq[:-2]`."""
+    status = ("Bash", {"command": "git status"}, "On branch main\nnothing to commit, working tree clean")
+    log = ("Bash", {"command": "git log -1 --oneline"}, "3f2a1c9 Fix flaky test")
+    for periods in ((2, 3), (3, 2)):
+        guard = LoopGuard(Config(cycle_periods=periods), embedder=_intents("status", "log"))
+        for call in (status, log, status):
+            guard.record(*call)
+        step = guard._step(*log, False)
+        assert signals.cycle(guard.state, step, guard.config) == Signal("cycle", 1.0, (0, 1, 2)), periods
+
+
+# -- signals.update_clusters ----------------------------------------------------------------------
+
+def test_clusters_are_numbered_in_order_and_the_least_recently_used_is_dropped():
+    """cluster_threshold=1.0 still joins identical intents (inclusive); max_clusters bounds the
+    clusters, dropping the oldest. Mutations: `best_sim >= cluster_threshold` → `>`;
+    `next_cluster += 1` → `-= 1` / `+= 2`; `> max_clusters` → `>=`; `popitem(last=False)` → True;
+    `step.cluster = best_id` → None."""
+    cfg = Config(max_clusters=2, cluster_threshold=1.0)
+    guard = LoopGuard(cfg, embedder=_intents("alpha", "beta", "gamma"))
+    steps = [guard._step("lookup", {"q": q}, f"{q} result", False) for q in ("alpha", "alpha again", "beta", "gamma")]
+    for step in steps:
+        signals.update_clusters(guard.state, step, cfg)
+    assert [s.cluster for s in steps] == [0, 0, 1, 2]
+    assert list(guard.state.clusters) == [1, 2]  # alpha's cluster, the least recently used, is gone
+
+
+def test_a_cluster_centroid_is_the_normalized_sum_of_its_members():
+    """... and stays float32 (the stored state's dtype). Mutations: `centroid * members + call_vec`
+    → `centroid / members + ...`; `.astype(np.float32)` → `.astype(None)`."""
+    near = [0.95, 0.0975 ** 0.5]
+    guard = LoopGuard(Config(), embedder=_table({"status .": near, "status": [1, 0]}))
+    for command in ("git status", "git status", "git status ."):
+        signals.update_clusters(guard.state, guard._step("Bash", {"command": command}, "clean", False), guard.config)
+    (cluster,) = guard.state.clusters.values()
+    expected = 2 * np.eye(6)[0] + np.array(near + [0.0] * 4)
+    assert cluster.members == 3 and cluster.centroid.dtype == np.float32
+    assert np.allclose(cluster.centroid, expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_a_stale_cluster_reports_its_similarity_and_counts():
+    """`git status` and `git status .` (cosine 0.95) alternating, nothing new: the 5th call is the
+    3rd without a new result. Mutations: the score → None / `max(best_sim, 1.0)`; the detail → None /
+    dropped; `members += 1` → `= 1` / `+= 2`."""
+    near = [0.95, 0.0975 ** 0.5]
+    guard = LoopGuard(Config(), embedder=_table({"status .": near, "status": [1, 0]}))
+    found = [signals.update_clusters(guard.state, guard._step("Bash", {"command": c}, "nothing to commit", False),
+                                     guard.config)
+             for c in ("git status", "git status .", "git status", "git status .", "git status")]
+    assert found[:4] == [None] * 4
+    assert found[4].kind == "cluster" and 0.9 <= found[4].score < 1.0
+    assert found[4].detail == "5 similar calls, 3 without a new result"
+
+
+def test_a_cluster_result_is_seen_when_its_words_are_the_same_not_when_it_contains_an_earlier_one():
+    """Other calls of one intent: 30 words again (hash differs) is stale — SHORT_RESULT is substantial
+    and a Jaccard of exactly result_threshold (40 of 50 words) is the same; a result that contains
+    the earlier one and adds as much again is new. Mutations: `min(n, step.result_size) >=
+    SHORT_RESULT` → `>`; `result_size >= SHORT_RESULT` → `>`; `[0] >= result_threshold` → `[1]` / `>`."""
+    words = [f"w{i}" for i in range(features.SHORT_RESULT)]
+
+    def stale_after(first: str, second: str) -> int:
+        guard = LoopGuard(Config(), embedder=_intents("report"))
+        for command, out in (("make report", first), ("make report-again", second)):
+            signals.update_clusters(guard.state, guard._step("Bash", {"command": command}, out, False), guard.config)
+        (cluster,) = guard.state.clusters.values()
+        return cluster.stale
+
+    assert stale_after(" ".join(words), " ".join(words) + "\n" + " ".join(words[:3])) == 1
+    shared = [f"s{i}" for i in range(40)]
+    assert stale_after(" ".join(shared + ["a1", "a2", "a3", "a4", "a5"]),
+                       " ".join(shared + ["b1", "b2", "b3", "b4", "b5"])) == 1  # Jaccard 40/50 = 0.8
+    assert stale_after(" ".join(shared), " ".join(shared + [f"n{i}" for i in range(40)])) == 0  # grew: news
+
+
+# -- signals.look_back: each detector stores only the steps it reads --------------------------------
+
+def test_each_detector_keeps_only_the_window_it_reads():
+    """The window is stored with every session (SQLite, Redis): a baseline keeps exactly the calls
+    its rule looks at — OpenHands' A/B x3 reads 6, Gemini CLI's cycle of up to 5 repeated 5 times
+    25, Roo Code's 4th identical call 4, CrewAI's previous call 1, the per-tool counter 1 (its counts
+    are kept apart). Mutations: each of those numbers + 1."""
+    expected = {"semantic": Config().window, "exact": Config().exact_window, "normalized": Config().exact_window,
+                "count": 1, "openhands": 6, "gemini-cli": 25, "roo-code": 4, "crewai": 1}
+    for detector, steps in expected.items():
+        cfg = Config(detector=detector)
+        assert signals.look_back(cfg) == steps, detector
+        assert LoopGuard(cfg).state.window.maxlen == steps, detector
+
+
+# -- the pairwise helpers: same_facts, same_rich_short_result --------------------------------------
+
+def test_same_facts_limits_message_sides_and_result_sizes():
+    """Mutations: `or a.is_message or b.is_message` → `and` (twice); `> FACT_RESULT` → `>=`; `< 2`
+    shared facts → `<= 2` / `< 3`; `>= SHORT_RESULT` → `>`."""
+    guard = LoopGuard(Config(detector="exact"))
+
+    def result(tool, n, facts, tag="w"):
+        words = sum(len(f.split(".")) for f in facts)  # "2.31.4" is three words
+        text = " ".join(facts + [f"{tag}{i}" for i in range(n - words)])
+        return guard._step(tool, {"q": tag}, text, False)
+    two = ["2.31.4", "1.26.18"]
+    a, b = result("lookup", 80, two), result("lookup", 80, two, "v")  # FACT_RESULT words, 2 shared facts
+    assert a.result_size == signals.FACT_RESULT and a.facts == b.facts == frozenset(two)
+    assert signals.same_facts(a, b) == 1.0
+    message = guard._step("respond", {"content": "Which versions are installed?"}, " ".join(two), False)
+    tool = guard._step("lookup", {"q": "versions"}, " ".join(two), False)
+    assert message.is_message and message.facts == tool.facts != frozenset()
+    assert signals.same_facts(message, tool) == 0.0 == signals.same_facts(tool, message)
+    c, d = result("lookup", 30, two[:1]), result("lookup", 30, two[:1], "v")  # SHORT_RESULT words, 1 fact
+    assert c.result_size == features.SHORT_RESULT and signals.same_facts(c, d) == 0.0
+
+
+def test_a_rich_short_answer_needs_tiny_result_words_besides_every_echo():
+    """TINY_RESULT (8) distinct words besides the words of *either* call. Mutations: `a.input_words |
+    b.input_words` → `&`; `>= TINY_RESULT` → `>`."""
+    guard = LoopGuard(Config(detector="exact"))
+
+    def answer(city, n):
+        return guard._step("get_weather", {"city": city}, " ".join([city] + [f"x{i}" for i in range(n)]), False)
+    assert signals.same_rich_short_result(answer("Tokyo", 8), answer("TYO", 8))
+    assert not signals.same_rich_short_result(answer("Tokyo", 7), answer("TYO", 7))  # "tokyo" is an echo
