@@ -128,15 +128,9 @@ def normalized_signature(tool: str, tool_input: Any) -> str:
     return digest(canonical_json([normalize_text(tool), normalize_value(action(tool_input))]))
 
 
-def call_signatures(tool: str, tool_input: Any) -> tuple[str, str, list[str]]:
-    """`exact_signature`, `normalized_signature` and `call_values` of one call, with the input made
-    JSON-compatible once instead of four times."""
-    exact, norm, _, values = call_keys(tool, tool_input)
-    return exact, norm, values
-
-
 def call_keys(tool: str, tool_input: Any) -> tuple[str, str, str, list[str]]:
-    """`call_signatures` plus `skeleton_signature`, from one normalization (the guard's per-step path)."""
+    """`exact_signature`, `normalized_signature`, `skeleton_signature` and `call_values` of one call,
+    with the input made JSON-compatible and normalized once (the guard's per-step path)."""
     clean = to_jsonable([tool, tool_input])
     exact = digest(json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     acted = clean[1]

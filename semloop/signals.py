@@ -79,14 +79,19 @@ def same_facts(a: StepRecord, b: StepRecord) -> float:
     return fact_overlap(a.facts, b.facts)
 
 
+def _short_result_besides_echo(a: StepRecord, b: StepRecord) -> list[str] | None:
+    """`a`'s short result without the words echoing either call, when `b`'s is the same (else None)."""
+    if not a.short_words or not b.short_words:
+        return None
+    echo = a.input_words | b.input_words
+    rest_a = [w for w in a.short_words if w not in echo]
+    return rest_a if rest_a and rest_a == [w for w in b.short_words if w not in echo] else None
+
+
 def same_short_result(a: StepRecord, b: StepRecord) -> bool:
     """Two short results that are equal once the words echoing either call are left out:
     `{"city": "TYO", "temp": 36}` for city=TYO and `{"city": "Tokyo", "temp": 36}` for city=Tokyo."""
-    if not a.short_words or not b.short_words:
-        return False
-    echo = a.input_words | b.input_words
-    rest_a = [w for w in a.short_words if w not in echo]
-    return bool(rest_a) and rest_a == [w for w in b.short_words if w not in echo]
+    return _short_result_besides_echo(a, b) is not None
 
 
 def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
@@ -95,12 +100,10 @@ def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
     came from one query, however the arguments were spelled. A bare acknowledgement ("updated:
     true" for ticket T-1 and for T-2) is too little to say so: that is batch work; and so are
     calls that differ in an id or a number, whatever they answer."""
-    if not same_short_result(a, b):
-        return False
     if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w):
         return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
-    echo = a.input_words | b.input_words
-    return len({w for w in a.short_words if w not in echo}) >= TINY_RESULT
+    rest = _short_result_besides_echo(a, b)
+    return rest is not None and len(set(rest)) >= TINY_RESULT
 
 
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:

@@ -164,3 +164,17 @@ def test_watch_leaves_a_run_that_was_not_stopped_alone(tmp_path):
     _, messages = run(hooks, calls, [], tmp_path, watch=True)
     assert messages[-1].result == "" and messages[-1].stop_reason is None
     assert hooks.stop_message(SESSION) is None
+
+
+def test_final_messages_before_any_tool_call_do_not_decide_the_deferral(tmp_path):
+    """Two turns that ended with a message (the Stop hook records them as message steps) and no
+    tool call yet: the settings hook still gets the session's tool calls to itself. Only tool steps
+    count towards "the settings hook would have recorded this by now"."""
+    command = installed(tmp_path)
+    hooks = SemloopHooks()
+    for text in ("Which target should I build?", "Do you want a debug or a release build?"):
+        asyncio.run(hooks.stop({"session_id": SESSION, "last_assistant_message": text}, None, None))
+    assert hooks.guards[(SESSION, None)].state.steps_seen == 2
+    cli, _ = run(hooks, [MAKE] * 4, [command], tmp_path / "project")
+    assert hooks.deferred == {(SESSION, None): True}
+    assert all(len(notes(answers)) <= 1 for _, _, answers in cli.log)

@@ -12,8 +12,7 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -27,6 +26,7 @@ from crewai.hooks import HookAborted, get_after_tool_call_hooks, get_before_tool
 from crewai.tools import tool  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
+from loopback import reply_json, serve  # noqa: E402
 from semloop import LoopStopped  # noqa: E402
 from semloop.integrations.crewai import SemloopHooks  # noqa: E402
 
@@ -53,14 +53,9 @@ class ChatCompletions(BaseHTTPRequestHandler):
             finish = "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": step[1]}, "stop"
-        reply = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-                            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        reply_json(self, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+                          "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                          "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 
     def log_message(self, *args):
         pass
@@ -70,17 +65,12 @@ class ChatCompletions(BaseHTTPRequestHandler):
 def chat_api():
     """Start the scripted API; returns `run(script)` that sets the script and gives a `crewai.LLM`."""
     ChatCompletions.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatCompletions)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with serve(ChatCompletions) as server:
+        def llm(script):
+            ChatCompletions.script = staticmethod(script)
+            return LLM(model="gpt-4o-mini", base_url=f"{server.url}/v1", api_key="sk-test")
 
-    def llm(script):
-        ChatCompletions.script = staticmethod(script)
-        return LLM(model="gpt-4o-mini", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
-                   api_key="sk-test")
-
-    yield llm
-    server.shutdown()
-    server.server_close()
+        yield llm
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ import json
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from loopback import reply_json, serve
 
 REPEATS = 6  # the fake model asks for the same call this many times before it answers
 
@@ -43,14 +43,9 @@ class FakeMessagesAPI(BaseHTTPRequestHandler):
             stop = "tool_use"
         else:
             content, stop = [{"type": "text", "text": "I read the files; here is my answer."}], "end_turn"
-        reply = json.dumps({"id": f"msg_{len(type(self).requests)}", "type": "message", "role": "assistant",
-                            "model": body.get("model", "fake"), "content": content, "stop_reason": stop,
-                            "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 7}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        reply_json(self, {"id": f"msg_{len(type(self).requests)}", "type": "message", "role": "assistant",
+                          "model": body.get("model", "fake"), "content": content, "stop_reason": stop,
+                          "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 7}})
 
     def log_message(self, *args):
         pass
@@ -59,12 +54,8 @@ class FakeMessagesAPI(BaseHTTPRequestHandler):
 @pytest.fixture
 def fake_anthropic():
     FakeMessagesAPI.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeMessagesAPI)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", FakeMessagesAPI.requests
-    server.shutdown()
-    server.server_close()
+    with serve(FakeMessagesAPI) as server:
+        yield server.url, FakeMessagesAPI.requests
 
 
 def python_blocks(page: Path) -> list[str]:
@@ -129,17 +120,12 @@ class FakeResponsesAPI(BaseHTTPRequestHandler):
         else:
             output = [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": "Here is my answer.", "annotations": []}]}]
-        reply = json.dumps({
+        reply_json(self, {
             "id": f"resp_{len(type(self).requests)}", "object": "response", "created_at": 0, "model": body.get("model"),
             "output": output, "status": "completed", "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
             "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
                       "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        })
 
     def log_message(self, *args):
         pass
@@ -148,21 +134,16 @@ class FakeResponsesAPI(BaseHTTPRequestHandler):
 def test_openai_agents_examples_run_as_written(tmp_path):
     pytest.importorskip("agents")
     FakeResponsesAPI.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeResponsesAPI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serve(FakeResponsesAPI) as server:
         page = ROOT / "docs" / "openai-agents.md"
         (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
         script = tmp_path / "examples.py"
         script.write_text("\n\n".join(python_blocks(page)))
         env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-test",
-               "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
+               "OPENAI_BASE_URL": f"{server.url}/v1",
                "OPENAI_AGENTS_DISABLE_TRACING": "1", "NO_PROXY": "127.0.0.1", "PYTHONPATH": str(ROOT)}
         proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                               cwd=tmp_path, env=env)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert len(lines) == 3, proc.stdout

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, AsyncIterable, AsyncIterator, Mapping
 
 from ..config import Config
+from ..features import is_message_tool
 from ..guard import LoopGuard
 from ..verdict import Verdict
 from .claude_code import normalize_response, session_key
@@ -56,6 +57,12 @@ INSTALL_HINT = ("semloop's Claude Agent SDK integration needs the `claude-agent-
                 "pip install 'semloop[agent-sdk]'")
 
 REFUSE_NOTE = "Further tool calls in this session will be refused until the user sends a new message."
+
+def _tool_steps(guard: LoopGuard) -> int:
+    """Tool calls the guard recorded: its steps less the turns' final messages (the Stop hook)."""
+    names = guard.config.message_tools
+    return sum(n for tool, n in guard.state.tool_counts.items() if not is_message_tool(tool, names))
+
 
 class SemloopHooks:
     """Hook callbacks with one `LoopGuard` per session / subagent.
@@ -80,7 +87,6 @@ class SemloopHooks:
         self.max_sessions = max_sessions
         self.guards: OrderedDict[tuple[str, str | None], LoopGuard] = OrderedDict()
         self._denials: dict[tuple[str, str | None], int] = {}  # loop calls denied since the last clean step
-        self._messages: dict[tuple[str, str | None], int] = {}  # message steps recorded (Stop hook)
         self._said: OrderedDict[str, Verdict] = OrderedDict()  # session id → verdict on its last message
         self.verdicts: list[tuple[str, Verdict]] = []  # (session key, verdict) of the last 256 warn/stop
         self.defer_to_settings_hooks = defer_to_settings_hooks
@@ -101,7 +107,6 @@ class SemloopHooks:
             while len(self.guards) > self.max_sessions:
                 dropped, _ = self.guards.popitem(last=False)
                 self._denials.pop(dropped, None)
-                self._messages.pop(dropped, None)
         else:
             self.guards.move_to_end(key)
         return guard
@@ -140,7 +145,7 @@ class SemloopHooks:
         dbs = self._semloop_settings_dbs(str(input_data.get("cwd") or "."))
         found = bool(dbs) and self._recorded_by_settings_hook(input_data, dbs)
         guard = self.guards.get(key)
-        tool_steps = guard.state.steps_seen - self._messages.get(key, 0) if guard is not None else 0
+        tool_steps = _tool_steps(guard) if guard is not None else 0
         if found or not dbs or tool_steps >= 2:
             self.deferred[key] = found
             while len(self.deferred) > 4 * self.max_sessions:
@@ -150,7 +155,6 @@ class SemloopHooks:
                             "guards session %s; SemloopHooks leaves it to that hook (no duplicate notes)", key[0])
                 self.guards.pop(key, None)
                 self._denials.pop(key, None)
-                self._messages.pop(key, None)
         return found
 
     def _semloop_settings_dbs(self, cwd: str) -> tuple[str, ...]:
@@ -307,12 +311,10 @@ class SemloopHooks:
             if not isinstance(text, str) or not text.strip():
                 return {}
             # Also when the settings hook guards the session's tool calls: it does not record messages.
-            key = (session, None)
             guard = self._guard({"session_id": session})
             if guard.stopped:  # the session was stopped and told so; this message is about that stop
                 return {}
             verdict = guard.record_message(text)
-            self._messages[key] = self._messages.get(key, 0) + 1
             self._note(input_data, verdict)
             if verdict.action != "allow":
                 self._said[session] = verdict
