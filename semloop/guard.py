@@ -157,8 +157,13 @@ class LoopGuard:
         >>> v.action, v.signals[0].kind, v.signals[0].related_steps
         ('warn', 'conversation', (0, 1))
         """
+        text = "" if text is None else str(text)
+        if self.stopped or not text.strip():
+            # a message after a stop is the agent telling the user about it, and an empty one asks
+            # nothing: neither is a step (every integration records final messages through here)
+            return Verdict("allow", self.state.steps_seen)
         tool = self.config.message_tools[0] if self.config.message_tools else "message"
-        return self.record(tool, {"content": "" if text is None else str(text)}, reply)
+        return self.record(tool, {"content": text}, reply)
 
     # -- internals -------------------------------------------------------------------------
 

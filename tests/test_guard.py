@@ -191,3 +191,16 @@ def test_every_detector_replays_identically_after_reset_and_a_bytes_round_trip(d
     resumed.from_bytes(half.to_bytes())
     assert [resumed.record(*step) for step in STREAM[7:]] == first[7:]
     assert all(i < v.step for v in first for s in v.signals for i in s.related_steps)
+
+
+def test_a_message_after_a_stop_or_an_empty_one_is_not_a_step():
+    """The agent's answer after semloop stopped it is about the stop, and an empty message asks
+    nothing: `record_message` records neither (the integrations rely on it for final messages)."""
+    guard = LoopGuard()
+    assert guard.record_message("   ").action == "allow" and guard.steps == 0
+    for _ in range(8):
+        guard.record("Bash", {"command": "cat /etc/shadow"}, "cat: /etc/shadow: Permission denied", is_error=True)
+    assert guard.stopped
+    steps = guard.steps
+    verdict = guard.record_message("I could not read the file: permission denied. Could you run it as root?")
+    assert verdict.action == "allow" and guard.steps == steps

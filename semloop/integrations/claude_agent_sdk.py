@@ -311,10 +311,8 @@ class SemloopHooks:
             if not isinstance(text, str) or not text.strip():
                 return {}
             # Also when the settings hook guards the session's tool calls: it does not record messages.
-            guard = self._guard({"session_id": session})
-            if guard.stopped:  # the session was stopped and told so; this message is about that stop
-                return {}
-            verdict = guard.record_message(text)
+            # (a stopped session's message is about the stop: record_message records nothing then)
+            verdict = self._guard({"session_id": session}).record_message(text)
             self._note(input_data, verdict)
             if verdict.action != "allow":
                 self._said[session] = verdict

@@ -352,9 +352,7 @@ class _MiddlewareCore:
                 return None
             key = self._key(state, runtime)
             guard = self.guard_for(key)
-            if guard.stopped:
-                return None  # the answer after a stop (halt_on_stop=False) is about the stop, not an ask
-            with self._lock:
+            with self._lock:  # (after a stop, record_message records nothing: the answer is about the stop)
                 verdict = guard.record_message(text)
             self._note(key, verdict)
             if verdict.action == "allow":

@@ -171,14 +171,13 @@ class SemloopGuardrails:
 
     def record_output(self, context_wrapper: Any, output: Any) -> Verdict | None:
         """The agent hooks' `on_end`: record the run's final text output as a message step
-        (`LoopGuard.record_message`). A structured output, an empty one and semloop's own stop
-        message are not messages and are skipped (None). Fails open (None)."""
+        (`LoopGuard.record_message`). A structured output is not a message (None); an empty one
+        and semloop's own stop message are not recorded ("allow"). Fails open (None)."""
         try:
             if not isinstance(output, str) or not output.strip():
                 return None
             run = self._run(context_wrapper)
-            if run.stop is not None and run.tag == _run_tag(context_wrapper.usage):
-                return None  # the run ended on semloop's stop: that message is ours, not the agent's
+            # a run that ended on semloop's stop: its output is ours, and record_message records nothing
             verdict = run.guard.record_message(output)
             if self._embedder is None and run.guard.embedder is not None:
                 self._embedder = run.guard.embedder
