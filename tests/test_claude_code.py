@@ -356,7 +356,7 @@ def test_http_install_switches_modes_and_uninstall_removes_token(tmp_path):
     assert http.returncode == 0, http.stderr
     data = json.loads(settings.read_text())
     assert data["env"]["FOO"] == "1" and len(data["env"]["SEMLOOP_HOOK_TOKEN"]) >= 32
-    assert set(cc.HTTP_EVENTS) | {"SessionStart"} <= set(data["hooks"])
+    assert set(cc.EVENTS) | {"SessionStart"} <= set(data["hooks"])
     ours = [h for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if cc.is_semloop_hook(h)]
     assert len(ours) == 1 and ours[0]["type"] == "http"
     assert data["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]

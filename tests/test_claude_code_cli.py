@@ -120,7 +120,7 @@ def test_repeated_succeeding_call_with_the_same_output_ends_the_same_way(http_se
 def test_same_error_from_varied_calls_ends_before_the_next_call_runs(varied_error_setup):
     setup = varied_error_setup
     # PostToolUseFailure cannot end a run: the next PreToolUse ends it before the next call runs
-    # (http and command hooks alike: no PostToolBatch hook, see claude_code.HTTP_EVENTS)
+    # (http and command hooks alike: no PostToolBatch hook, see claude_code.EVENTS)
     script = [tool_call("Bash", command=f"exit 3  # attempt {i}", description="try") for i in range(14)]
     run, api = setup.run(script)
     assert run.result.get("terminal_reason") == "hook_stopped", run.result

@@ -41,14 +41,13 @@ from typing import Any, Callable, NamedTuple
 
 TARGET = "claude-code"
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-# Command hooks: one process per event, so only the events detection needs.
+# The events semloop hooks, command or http alike: only those detection needs. An http hook is
+# not free either: Claude Code charges ~30 ms per http hook request whatever the server does
+# (benchmarks/hook_latency.py: a server answering `{}` costs what semloop costs), so there is no
+# PostToolBatch hook — it would end a run stopped by a failed call one call sooner than the next
+# PreToolUse does, at a third more per tool call. `handle_event` still answers PostToolBatch, for
+# settings written by earlier versions.
 EVENTS = (*TOOL_EVENTS, "UserPromptSubmit", "SessionEnd", "SubagentStop")
-# http hooks: the same events. Claude Code charges ~30 ms per http hook request whatever the server
-# does (benchmarks/hook_latency.py: a server answering `{}` costs what semloop costs), so a
-# PostToolBatch hook — which would end a run stopped by a failed call one call sooner than the next
-# PreToolUse does — would cost every tool call a third more for one saved call per stopped loop.
-# (`run_hook` still answers PostToolBatch, for settings written by earlier versions.)
-HTTP_EVENTS = EVENTS
 HOOK_TIMEOUT = 15  # seconds; Claude Code kills a slower hook and goes on (non-blocking error)
 HTTP_TIMEOUT = 10  # seconds for an http hook: the server answers in milliseconds or is gone
 
@@ -201,7 +200,7 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
     if not isinstance(event, dict):
         raise ValueError("hook input is not a JSON object")
     name = event.get("hook_event_name")
-    if name not in (*HTTP_EVENTS, "PostToolBatch"):
+    if name not in EVENTS and name != "PostToolBatch":
         return {}
     key = session_key(event)
 
@@ -564,7 +563,7 @@ def planned_hooks(command: str, http: dict | None = None) -> dict[str, dict]:
     if http is None:
         return {event: {"type": "command", "command": command, "timeout": HOOK_TIMEOUT} for event in EVENTS}
     plan = {"SessionStart": {"type": "command", "command": command, "timeout": 30}}
-    plan.update({event: _http_entry(http["url"]) for event in HTTP_EVENTS})
+    plan.update({event: _http_entry(http["url"]) for event in EVENTS})
     return plan
 
 
@@ -789,7 +788,7 @@ def cmd_install(args: Any) -> int:
     if not changed:
         print(f"semloop: already installed in {path}")
         return 0
-    events = ["SessionStart (command)", *HTTP_EVENTS] if http else list(EVENTS)
+    events = ["SessionStart (command)", *EVENTS] if http else list(EVENTS)
     print(f"semloop: {'http' if http else 'command'} hooks for {', '.join(events)} written to {_real_target(path)}")
     if http:
         print(f"  url:     {http['url']} (the warm server; its token is in the file's env, mode 0600)")
