@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from claude_cli import ScriptedAPI, claude_binary, clean_env, run_claude, tool_call  # noqa: E402
-from loopback import LoopbackServer  # noqa: E402
+from loopback import reply_json, serve  # noqa: E402
 from timing import interleaved, write_page  # noqa: E402
 
 SEMLOOP = str(Path(sys.executable).parent / "semloop")
@@ -52,26 +52,18 @@ def _pair(command: str) -> dict:
     return {"hooks": {e: [{"matcher": "*", "hooks": [entry]}] for e in ("PreToolUse", "PostToolUse")}}
 
 
-class TrivialHookServer(LoopbackServer):
+class TrivialHook(BaseHTTPRequestHandler):
     """Answers every POST with `{}` at once: what an http hook costs Claude Code before the hook
     does anything."""
 
-    def __enter__(self) -> "TrivialHookServer":
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args) -> None:
-                pass
+    def log_message(self, *args) -> None:
+        pass
 
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-        return self._serve(Handler)
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        reply_json(self, {})
 
 
 def _install(home: Path, settings: Path, db: Path, hooks: str) -> None:
@@ -113,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     path.write_text(json.dumps(per_call))
     cases["semloop http hooks, without SessionStart (server running)"] = path
     # the floor for any http hook: the same events posted to a loopback server that answers `{}` at once
-    trivial = TrivialHookServer().__enter__()  # lives as long as this process
+    trivial = serve(TrivialHook)  # lives as long as this process
     floor = json.loads(json.dumps(per_call))
     for matchers in floor["hooks"].values():
         for matcher in matchers:
