@@ -290,6 +290,22 @@ def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(normalized_result)) if size < SHORT_RESULT else ()
 
 
+ACK_WORDS = frozenset("""0 ok okay success successful successfully succeeded done true updated saved created
+written wrote applied deleted removed exit exitcode code status returncode output result execution none null
+file changes completed complete""".split())
+"""Words of a result that only says the call ran: an empty output in a harness's wrapper
+(`<returncode>0</returncode><output></output>`, `exitcode: 0 (execution succeeded)`), "OK",
+"file updated"."""
+
+
+def is_acknowledgement(short_words: tuple[str, ...], result_size: int, input_words: frozenset[str]) -> bool:
+    """A result that says nothing of what its call did besides echoing it: every word is an
+    acknowledgement word (`ACK_WORDS`) or one of the call's own words."""
+    if result_size >= SHORT_RESULT:
+        return False
+    return all(w in ACK_WORDS or w in input_words for w in short_words)
+
+
 def entity_overlap(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0

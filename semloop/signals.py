@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
+from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap, is_acknowledgement
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -106,6 +106,11 @@ def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
     return rest is not None and len(set(rest)) >= TINY_RESULT
 
 
+def acknowledged(step: StepRecord) -> bool:
+    """The step's result only says that the call ran (`features.is_acknowledgement`)."""
+    return is_acknowledgement(step.short_words, step.result_size, step.input_words)
+
+
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
     """Same tool, or calls similar enough to be attempts at the same thing."""
     return a.tool == b.tool or call_match(a, b)[1] >= cfg.related_threshold
@@ -116,7 +121,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
 
     Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
     `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
-    same content. Related calls that return the very same substantial result count too: `cat f`,
+    same content, and an answer that says more than "done" (two edits of one line that both
+    answer with an empty output are work). Related calls that return the very same substantial result count too: `cat f`,
     `awk '{print}' f` and Read(f). (Not a short one: edits of one file all answer "updated".) (Merely *similar* results from loosely related calls do not:
     clicking through a form on an unchanged page is work, not a loop.)
     """
@@ -140,6 +146,10 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         return kind, 1.0  # reworded arguments (Tokyo, TYO, "Tokyo, Japan"), the same detailed answer
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
+    if not (a.is_error or b.is_error) and acknowledged(a) and acknowledged(b):
+        # both answers say only "done" (an empty output, "OK", "file updated"): they cannot tell
+        # that the calls did the same thing, and two different edits of one file are work
+        return None
     if call_sim < cfg.call_threshold:
         return None
     res_sim = result_match(a, b, containment=True)

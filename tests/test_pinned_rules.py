@@ -687,3 +687,51 @@ def test_a_rich_short_answer_needs_tiny_result_words_besides_every_echo():
         return guard._step("get_weather", {"city": city}, " ".join([city] + [f"x{i}" for i in range(n)]), False)
     assert signals.same_rich_short_result(answer("Tokyo", 8), answer("TYO", 8))
     assert not signals.same_rich_short_result(answer("Tokyo", 7), answer("TYO", 7))  # "tokyo" is an echo
+
+
+# -- signals.same_step: an acknowledgement says nothing of what a call did --------------------------
+# Found on a random sample of real mini-swe-agent runs (benchmarks/labels/README.md): edits of one
+# file and new test scripts written with `cat <<EOF > f` all answer the harness's empty output, and
+# were matched as reworded repeats of each other (a warning in one ordinary coding run in four).
+
+MINI_SWE_EMPTY = "<returncode>0</returncode>\n<output>\n</output>"
+
+
+def test_different_edits_of_one_line_answering_an_empty_output_are_work():
+    """Three `sed -i` edits of line 224, each answered by an empty output: the answer cannot tell
+    that they did the same thing. Mutation: drop the acknowledgement check in same_step."""
+    guard = LoopGuard(Config(), embedder=_intents("pyplot.py"))
+    edits = [f"sed -i '224s/print.*/print(\"DEBUG {n}\")/' lib/pyplot.py" for n in ("a", "b", "c")]
+    steps = [guard._step("Bash", {"command": c}, MINI_SWE_EMPTY, False) for c in edits]
+    assert all(signals.acknowledged(s) for s in steps)
+    assert signals.same_step(steps[0], steps[1], guard.config) is None
+    fresh = LoopGuard(Config(), embedder=_intents("pyplot.py"))
+    assert [fresh.record("Bash", {"command": c}, MINI_SWE_EMPTY).action for c in edits] == ["allow"] * 3
+
+
+def test_the_very_same_edit_answering_an_empty_output_is_still_a_repeat():
+    """The rule is about reworded calls: the identical edit three times is the loop it always was."""
+    guard = LoopGuard(Config(), embedder=_intents("pyplot.py"))
+    edit = {"command": "sed -i '224s/print.*/print(\"DEBUG\")/' lib/pyplot.py"}
+    assert [guard.record("Bash", edit, MINI_SWE_EMPTY).action for _ in range(3)] == ["allow", "allow", "warn"]
+
+
+@pytest.mark.parametrize("answer", ["exitcode: 0 (execution succeeded)\nCode output: X\n", " count |-------|  3880 |(1 row)"])
+def test_a_tiny_answer_is_not_an_acknowledgement(answer):
+    """"Code output: X" and a count of 3880 are answers: reworded calls that keep getting them are
+    still compared (real Who&When and synthetic loops). Mutation: every short result an
+    acknowledgement."""
+    guard = LoopGuard(Config(), embedder=_intents("orders"))
+    queries = ["SELECT COUNT(*) FROM orders WHERE status = 'paid'",
+               "select count(id) as paid from orders where status='paid'"]
+    a, b = (guard._step("run_sql", {"query": q}, answer, False) for q in queries)
+    assert not signals.acknowledged(a)
+    assert signals.same_step(a, b, guard.config) == ("paraphrase", 1.0)
+
+
+def test_an_acknowledgement_may_echo_the_call():
+    """"Ticket T-1 updated" for update_ticket(T-1) says no more than "updated". Mutation: drop the
+    call's own words from the acknowledgement check."""
+    assert features.is_acknowledgement(("ticket", "t", "1", "updated"), 4, frozenset({"ticket", "t", "1"}))
+    assert not features.is_acknowledgement(("ticket", "t", "1", "updated"), 4, frozenset())
+    assert not features.is_acknowledgement(("ok",), features.SHORT_RESULT, frozenset())
