@@ -242,6 +242,8 @@ class LoopGuard:
 
     def _apply(self, step: StepRecord) -> Verdict:
         state, cfg = self.state, self.config.for_tool(step.tool)
+        if step.facts:
+            step.facts = _foreground_facts(state, step.facts)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         # new = not an error, not empty, and neither the same content nor the same facts as a window step
         step.novel = not step.is_error and step.result_size > 0 and all(
@@ -250,6 +252,8 @@ class LoopGuard:
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
+        if not step.is_error and not step.is_message and step.result_size > 0 and signals.acknowledged(step):
+            state.last_write = step.index  # (an empty result may be a note to self: `think`)
         if _is_work(step, state):
             state.last_work = step.index
 
@@ -303,6 +307,23 @@ def _redacted(step: StepRecord) -> StepRecord:
     step.input_words = redact_words(step.input_words)
     step.short_words = redact_words(step.short_words)
     return step
+
+
+_MAX_FACTS = 1024  # session facts counted at most (least recently stated dropped): memory stays flat
+
+
+def _foreground_facts(state: SessionState, facts: frozenset) -> frozenset:
+    """`facts` less the session's background, counting them. A version or path that earlier brief
+    results kept stating (`signals.BACKGROUND_FACT` of them) — the Python and pytest versions of
+    every test-run header, the file of a warning every script prints — is the environment talking,
+    not an answer: two different scripts both printing it did not find the same thing."""
+    counts = state.fact_counts
+    kept = frozenset(f for f in facts if counts.get(f, 0) < signals.BACKGROUND_FACT)
+    for fact in facts:
+        counts[fact] = counts.pop(fact, 0) + 1  # re-inserted: the least recently stated is dropped first
+    while len(counts) > _MAX_FACTS:
+        counts.popitem(last=False)
+    return kept
 
 
 def _is_work(step: StepRecord, state: SessionState) -> bool:

@@ -27,6 +27,8 @@ SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much 
 SAME_FACTS = 0.8  # reworded calls whose results state (nearly) the same facts: versions, hashes, paths
 SAME_ASK_SIMILARITY = 0.7  # messages naming the same requested thing need only this similarity
 FACT_RESULT = 80  # ... in brief results (distinct words), where the facts are what the result says
+BACKGROUND_FACT = 4  # a fact this many earlier brief results stated is background (guard._foreground_facts);
+# above `min_repeats` + 1, so a loop of reworded version checks is flagged before its own answer turns background
 
 
 # -- pairwise relations ----------------------------------------------------------------------
@@ -273,7 +275,9 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
 
     A cluster that keeps growing without producing new results means the agent keeps returning to
     the same kind of call, however far apart. Reading ten different files grows a cluster too, but
-    each read brings a new result, so it never goes stale.
+    each read brings a new result, so it never goes stale; and a call made after something was
+    written (`state.last_write`: an edit answered by a bare acknowledgement) is a check of that
+    write, not staleness, even when its output looks like an earlier one.
     """
     if step.call_vec is None:
         return None
@@ -301,6 +305,10 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     # A short acknowledgement ("file updated") says nothing about progress unless the call itself
     # was made before: successive edits of one file are work, re-running `git status` is not.
     is_stale = seen_result and (step.result_size >= SHORT_RESULT or step.norm_sig in cluster.calls)
+    if cluster.steps and state.last_write > cluster.steps[-1]:
+        # something was written since the cluster's last call (an edit answered "done"): running
+        # the test or reading the file again checks it, however alike the output looks
+        is_stale = False
     related = tuple(cluster.steps)
     cluster.members += 1
     cluster.steps.append(step.index)

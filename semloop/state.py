@@ -55,7 +55,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 3
+STATE_FORMAT = 4
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 
@@ -68,6 +68,7 @@ class SessionState:
     tool_counts: Counter = field(default_factory=Counter)
     steps_seen: int = 0
     last_novel: int = -1  # index of the latest step that brought a new result: progress
+    last_write: int = -1  # index of the latest step answered by a bare acknowledgement (an edit, a write)
     last_work: int = -1  # the same, counting tool calls only (a reply to a message is always new)
     warnings: int = 0
     clean_streak: int = 0
@@ -75,6 +76,7 @@ class SessionState:
     flagged_sigs: dict[str, int] = field(default_factory=dict)  # norm_sig → step last flagged (bounded, oldest out)
     last_related: tuple[int, ...] = ()  # evidence of the latest flag, for messages
     last_kind: str = ""
+    fact_counts: "OrderedDict[str, int]" = field(default_factory=OrderedDict)  # fact → brief results stating it (bounded)
 
     @classmethod
     def new(cls, look_back: int) -> "SessionState":

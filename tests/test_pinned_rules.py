@@ -735,3 +735,54 @@ def test_an_acknowledgement_may_echo_the_call():
     assert features.is_acknowledgement(("ticket", "t", "1", "updated"), 4, frozenset({"ticket", "t", "1"}))
     assert not features.is_acknowledgement(("ticket", "t", "1", "updated"), 4, frozenset())
     assert not features.is_acknowledgement(("ok",), features.SHORT_RESULT, frozenset())
+
+
+# -- background facts and writes: what real coding runs repeat without looping ---------------------
+
+PYTEST_HEADER = "platform linux -- Python 3.9.20, pytest-7.2.0, pluggy-0.13.1\nrootdir: /testbed"
+
+
+def _pytest_runs(guard, unique_facts):
+    actions = []
+    for k, fact in enumerate(unique_facts):
+        body = f"{PYTEST_HEADER}\ncollected 1 item\n{'run ' + fact if fact else 'ok'}"
+        actions.append(guard.record("Bash", {"command": f"pytest check_{k}.py"}, body).action)
+    return actions
+
+
+def test_facts_every_result_states_are_background_not_an_answer(monkeypatch):
+    """Every test run prints the Python and pytest versions: after BACKGROUND_FACT brief results
+    stating them they are the environment, and three different scripts whose only shared facts are
+    those versions did not find the same thing. With the rule off the same runs warn."""
+    runs = ["3f9a2c1d", "8b7e6d5c", "1a2b3c4d", "9f8e7d6c", "", "", ""]
+    assert _pytest_runs(LoopGuard(Config(), embedder=_intents("pytest")), runs) == ["allow"] * 7
+    monkeypatch.setattr(signals, "BACKGROUND_FACT", 10 ** 9)
+    assert "warn" in _pytest_runs(LoopGuard(Config(), embedder=_intents("pytest")), runs)
+
+
+REPRO_OUTPUT = "SQL Query:\nSELECT " + ", ".join(f'"main_model"."field_{name}"' for name in (
+    "zone", "price", "owner", "created", "updated", "status", "region", "label", "weight", "height", "width",
+    "depth", "color", "batch", "origin", "target", "vendor", "rating", "stock", "notes")) + ' FROM "main_model"\nRows: 2'
+
+
+def _repro_session(edit: bool):
+    guard = LoopGuard(Config(), embedder=_intents("reproduce"))
+    actions = [guard.record("Bash", {"command": "python reproduce.py"}, REPRO_OUTPUT).action]
+    for k in range(3):
+        topic = ("parser", "cache", "router")[k]  # a different file each time: new content, progress
+        fresh = "\n".join(f"def {topic}_{word}(x):\n    return {topic}_{word}_table[x]" for word in
+                          ("alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar", "sierra"))
+        actions.append(guard.record("Bash", {"command": f"cat pkg/part_{k}.py"}, fresh).action)
+        if edit:
+            actions.append(guard.record("Bash", {"command": f"sed -i 's/x \\* {k}/x + {k}/' pkg/part_{k}.py"},
+                                        MINI_SWE_EMPTY).action)
+        actions.append(guard.record("Bash", {"command": "python reproduce.py"}, REPRO_OUTPUT).action)
+    return actions
+
+
+def test_running_the_reproducer_again_after_an_edit_checks_the_edit():
+    """The same reproducer, the same printout, four times — but each run follows an edit answered
+    by a bare acknowledgement: each run checks a change (`state.last_write`). Without the edits
+    the same runs make a stale cluster. Mutation: drop the last_write check in update_clusters."""
+    assert set(_repro_session(edit=True)) == {"allow"}
+    assert "warn" in _repro_session(edit=False)
