@@ -252,8 +252,10 @@ class LoopGuard:
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
-        if not step.is_error and not step.is_message and step.result_size > 0 and signals.acknowledged(step):
-            state.last_write = step.index  # (an empty result may be a note to self: `think`)
+        if (not step.is_error and not step.is_message and step.result_size > 0 and signals.acknowledged(step)
+                and all(prev.norm_sig != step.norm_sig for prev in state.window)):
+            # a new write; (an empty result may be a note to self: `think`; the same edit again is no news)
+            state.last_write = step.index
         if _is_work(step, state):
             state.last_work = step.index
 

@@ -158,10 +158,15 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
 
 
-def since_progress(state: SessionState) -> list[StepRecord]:
+def since_progress(state: SessionState, step: StepRecord) -> list[StepRecord]:
     """Window steps from the latest one that brought a new result on: a repeat counts as stuck
-    only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress)."""
-    return [s for s in state.window if s.index >= state.last_novel]
+    only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
+    For a call that succeeds, a write counts as progress too (`state.last_write`: an edit answered
+    by a bare acknowledgement): running the test again after an edit checks the edit, even when
+    the output did not change. A call that fails keeps counting across writes: an edit that leaves
+    the very same error in place is the loop."""
+    start = state.last_novel if step.is_error else max(state.last_novel, state.last_write)
+    return [s for s in state.window if s.index >= start]
 
 
 # -- the layered (semantic) signals ----------------------------------------------------------
@@ -174,7 +179,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     that shrinks) does not count: only repeats that return the same content do.
     """
     needed = cfg.poll_repeats if step.pending else cfg.min_repeats
-    matches = [(prev.index, m) for prev in since_progress(state) if (m := same_step(step, prev, cfg))]
+    matches = [(prev.index, m) for prev in since_progress(state, step) if (m := same_step(step, prev, cfg))]
     if len(matches) < needed and step.is_error:
         # The very same call failing the very same way, again: whatever happened in between (a
         # calculation, a note to self) did not change the call, so it was not progress for it.
@@ -207,7 +212,7 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     generic = step.error_class in GENERIC_ERRORS
     overlap = cfg.result_threshold if generic else ERROR_OVERLAP
     hits = []
-    for prev in since_progress(state):
+    for prev in since_progress(state, step):
         if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
         sim = result_match(step, prev)

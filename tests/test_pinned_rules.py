@@ -786,3 +786,25 @@ def test_running_the_reproducer_again_after_an_edit_checks_the_edit():
     the same runs make a stale cluster. Mutation: drop the last_write check in update_clusters."""
     assert set(_repro_session(edit=True)) == {"allow"}
     assert "warn" in _repro_session(edit=False)
+
+
+def _edit_and_rerun(output: str, edit: bool):
+    guard = LoopGuard(Config(), embedder=_intents("reproduce"))
+    actions = []
+    for k in range(4):
+        if edit and k:
+            actions.append(guard.record("Bash", {"command": f"sed -i 's/debug_{k - 1}/debug_{k}/' pkg/core.py"},
+                                        MINI_SWE_EMPTY).action)
+        actions.append(guard.record("Bash", {"command": "python reproduce.py"}, output).action)
+    return actions
+
+
+def test_a_test_run_after_each_edit_checks_the_edit_but_the_same_error_stays_a_loop():
+    """Edit → run → edit → run, the output unchanged: each run checks an edit (`since_progress`
+    starts at `state.last_write` for a call that succeeds). Without the edits the same runs are an
+    exact repeat; and a run failing the very same way after every edit still is one. Mutation:
+    `since_progress` ignoring `last_write`."""
+    assert set(_edit_and_rerun(REPRO_OUTPUT, edit=True)) == {"allow"}
+    assert "warn" in _edit_and_rerun(REPRO_OUTPUT, edit=False)
+    failing = "Traceback (most recent call last):\n  File \"reproduce.py\", line 3\nImportError: cannot import name 'X'"
+    assert "warn" in _edit_and_rerun(failing, edit=True)
