@@ -252,9 +252,7 @@ class LoopGuard:
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
-        if (not step.is_error and not step.is_message and step.result_size > 0 and signals.acknowledged(step)
-                and all(prev.norm_sig != step.norm_sig for prev in state.window)):
-            # a new write; (an empty result may be a note to self: `think`; the same edit again is no news)
+        if _is_write(step, state):
             state.last_write = step.index
         if _is_work(step, state):
             state.last_work = step.index
@@ -326,6 +324,15 @@ def _foreground_facts(state: SessionState, facts: frozenset) -> frozenset:
     while len(counts) > _MAX_FACTS:
         counts.popitem(last=False)
     return kept
+
+
+def _is_write(step: StepRecord, state: SessionState) -> bool:
+    """A new call that succeeded with a bare acknowledgement (`signals.acknowledged`): an edit, a
+    file written. What runs or reads after it checks it (`signals.since_progress`,
+    `signals.update_clusters`). Not an empty result (a `think` note answers nothing), and not the
+    same call again (the same edit twice is no news)."""
+    return (not step.is_error and not step.is_message and step.result_size > 0 and signals.acknowledged(step)
+            and all(prev.norm_sig != step.norm_sig for prev in state.window))
 
 
 def _is_work(step: StepRecord, state: SessionState) -> bool:

@@ -124,9 +124,10 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
     `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
     same content, and an answer that says more than "done" (two edits of one line that both
-    answer with an empty output are work). Related calls that return the very same substantial result count too: `cat f`,
-    `awk '{print}' f` and Read(f). (Not a short one: edits of one file all answer "updated".) (Merely *similar* results from loosely related calls do not:
-    clicking through a form on an unchanged page is work, not a loop.)
+    answer with an empty output are work). Related calls that return the very same substantial
+    result count too: `cat f`, `awk '{print}' f` and Read(f). (Not a short one: edits of one file
+    all answer "updated".) (Merely *similar* results from loosely related calls do not: clicking
+    through a form on an unchanged page is work, not a loop.)
     """
     kind, call_sim = call_match(a, b)
     if kind != "paraphrase":

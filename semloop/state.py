@@ -1,8 +1,9 @@
 """The explicit, bounded state every signal reads: a window of recent steps, session-wide call
-clusters, per-tool counts and the escalation counters.
+clusters, counts of the facts results stated, per-tool counts and the escalation counters.
 
 It holds only numpy arrays and plain Python values, so it pickles — the Claude Code hook keeps it
-in SQLite between processes. Memory is O(window + max_clusters), whatever the session length.
+in SQLite between processes. Memory is O(window + max_clusters + 1024 facts), whatever the session
+length.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class SessionState:
     tool_counts: Counter = field(default_factory=Counter)
     steps_seen: int = 0
     last_novel: int = -1  # index of the latest step that brought a new result: progress
-    last_write: int = -1  # index of the latest step answered by a bare acknowledgement (an edit, a write)
+    last_write: int = -1  # index of the latest new call answered by a bare acknowledgement: a write (guard._is_write)
     last_work: int = -1  # the same, counting tool calls only (a reply to a message is always new)
     warnings: int = 0
     clean_streak: int = 0
