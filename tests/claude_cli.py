@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, reply_json
 
 
 def claude_binary() -> str | None:
@@ -118,15 +118,7 @@ class ScriptedAPI(LoopbackServer):
                 self.end_headers()
 
             def do_GET(self) -> None:
-                self._json(200, {})
-
-            def _json(self, status: int, obj: dict) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply_json(self, {})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -136,10 +128,10 @@ class ScriptedAPI(LoopbackServer):
                 except ValueError:
                     body = {}
                 if "/count_tokens" in self.path:
-                    self._json(200, {"input_tokens": 10})
+                    reply_json(self, {"input_tokens": 10})
                     return
                 if not self.path.startswith("/v1/messages"):
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                    reply_json(self, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}, 404)
                     return
                 with api.lock:
                     api.requests.append(body)
@@ -155,7 +147,7 @@ class ScriptedAPI(LoopbackServer):
                 if body.get("stream"):
                     self._stream(body, block)
                 else:
-                    self._json(200, _message(body, block))
+                    reply_json(self, _message(body, block))
 
             def _stream(self, body: dict, block: dict) -> None:
                 self.send_response(200)
