@@ -47,6 +47,7 @@ from ..config import Config
 from ..features import is_message_tool
 from ..guard import LoopGuard
 from ..verdict import Verdict
+from . import fail_open, keep_verdict
 from .claude_code import normalize_response, session_key
 
 __all__ = ["SemloopHooks", "semloop_hooks"]
@@ -123,8 +124,7 @@ class SemloopHooks:
 
     def _note(self, input_data: Mapping[str, Any], verdict: Verdict) -> None:
         if verdict.action != "allow":
-            self.verdicts.append((str(input_data.get("session_id", "")), verdict))
-            del self.verdicts[:-256]
+            keep_verdict(self.verdicts, (str(input_data.get("session_id", "")), verdict))
 
     # -- one guard per session: step aside for semloop's own settings-file hook --------------------
 
@@ -343,9 +343,7 @@ class SemloopHooks:
                                        "additionalContext": f"{verdict.message} {REFUSE_NOTE}"}}
 
     def _failed(self, exc: Exception) -> dict[str, Any]:
-        if not self.config.fail_open:
-            raise exc
-        log.warning("semloop: hook error, allowing the call: %r", exc)
+        fail_open(self.config, exc, "hook")
         return {}
 
     # -- the options mapping ---------------------------------------------------------------------

@@ -40,6 +40,7 @@ from typing import Any, Callable, Hashable
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
+from . import fail_open, keep_verdict
 
 __all__ = ["SemloopHooks", "LoopStopped"]
 
@@ -198,15 +199,11 @@ class SemloopHooks:
     def _note(self, verdict: Verdict) -> Verdict:
         if verdict.action != "allow":
             with self._lock:
-                self.verdicts.append(verdict)
-                del self.verdicts[:-256]
+                keep_verdict(self.verdicts, verdict)
         return verdict
 
     def _failed(self, exc: Exception) -> None:
-        if not self.config.fail_open:
-            raise exc
-        log.warning("semloop: CrewAI hook error, allowing the call: %r", exc)
-        return None
+        fail_open(self.config, exc, "CrewAI hook")
 
 
 _BUILT: dict[str, type] = {}

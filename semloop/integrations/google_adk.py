@@ -32,6 +32,7 @@ from typing import Any, Callable, Hashable
 
 from ..config import Config
 from ..verdict import Verdict
+from . import fail_open, keep_verdict
 
 __all__ = ["SemloopPlugin"]
 
@@ -101,15 +102,11 @@ def _build() -> type:
 
         def _note(self, verdict: Verdict | None) -> Verdict | None:
             if verdict is not None and verdict.action != "allow":
-                self.verdicts.append(verdict)
-                del self.verdicts[:-256]
+                keep_verdict(self.verdicts, verdict)
             return verdict
 
         def _failed(self, exc: Exception) -> None:
-            if not self.config.fail_open:
-                raise exc
-            log.warning("semloop: plugin error, allowing the call: %r", exc)
-            return None
+            fail_open(self.config, exc, "plugin")
 
         # -- callbacks -----------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
+from . import fail_open, keep_verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.tools import BaseTool
@@ -202,13 +203,10 @@ class _MiddlewareCore:
 
     def _note(self, key: str, verdict: Verdict) -> None:
         if verdict.action != "allow":
-            self.verdicts.append((key, verdict))
-            del self.verdicts[:-256]
+            keep_verdict(self.verdicts, (key, verdict))
 
     def _failed(self, exc: Exception) -> None:
-        if not self.config.fail_open:
-            raise exc
-        log.warning("semloop: middleware error, allowing the call: %r", exc)
+        fail_open(self.config, exc, "middleware")
 
     # -- before and after one tool call ----------------------------------------------------------------
 
@@ -439,8 +437,7 @@ class _GuardedCore:
     """The guard logic of `GuardedTool`, shared by `run` and `arun`."""
 
     def _note(self, verdict: Verdict) -> None:
-        self.verdicts.append(verdict)
-        del self.verdicts[:-256]
+        keep_verdict(self.verdicts, verdict)
 
     def _stopped(self, verdict: Verdict, output: Any, tool_call_id: str | None) -> Any:
         self._note(verdict)
@@ -474,9 +471,7 @@ class _GuardedCore:
                 content, is_error = getattr(output, "update", output), False
             verdict = self.guard.record(self.name, _model_args(self.tool, tool_input), content, is_error=is_error)
         except Exception as exc:
-            if not self.guard.config.fail_open:
-                raise
-            log.warning("semloop: tool wrapper error, returning the output unchanged: %r", exc)
+            fail_open(self.guard.config, exc, "tool wrapper", "returning the output unchanged")
             return output
         if verdict.action == "allow":
             return output

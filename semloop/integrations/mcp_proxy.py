@@ -33,6 +33,7 @@ import time
 from typing import Any, Sequence
 
 from ..config import Config
+from . import fail_open, keep_verdict
 
 __all__ = ["GuardedTools", "run_proxy", "serve_stdio"]
 
@@ -114,16 +115,12 @@ class GuardedTools:
 
     def _note(self, verdict: Any) -> Any:
         if verdict.action != "allow":
-            self.verdicts.append(verdict)
-            del self.verdicts[:-256]
+            keep_verdict(self.verdicts, verdict)
             log.info("semloop: %s at step %d: %s", verdict.action, verdict.step, verdict.message)
         return verdict
 
     def _failed(self, exc: Exception) -> None:
-        if not self.guard.config.fail_open:
-            raise exc
-        log.warning("semloop: detector error, forwarding the call: %r", exc)
-        return None
+        fail_open(self.guard.config, exc, "detector", "forwarding the call")
 
 
 def _plain(result: Any) -> Any:

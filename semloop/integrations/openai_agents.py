@@ -48,6 +48,7 @@ from typing import Any, Callable, Hashable, Literal, Mapping
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
+from . import fail_open, keep_verdict
 
 __all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
 
@@ -186,20 +187,15 @@ class SemloopGuardrails:
                 run.said = verdict
             return verdict
         except Exception as exc:
-            if not self.config.fail_open:
-                raise
-            log.warning("semloop: agent hook error, the output is unchanged: %r", exc)
+            fail_open(self.config, exc, "agent hook", "the output is unchanged")
             return None
 
     def _note(self, verdict: Verdict) -> None:
         if verdict.action != "allow":
-            self.verdicts.append(verdict)
-            del self.verdicts[:-256]
+            keep_verdict(self.verdicts, verdict)
 
     def _failed(self, exc: Exception) -> Any:
-        if not self.config.fail_open:
-            raise exc
-        log.warning("semloop: guardrail error, allowing the call: %r", exc)
+        fail_open(self.config, exc, "guardrail")
         from agents import ToolGuardrailFunctionOutput
 
         return ToolGuardrailFunctionOutput.allow()
@@ -315,8 +311,9 @@ class SemloopGuardrails:
 
     def protect(self, agent: Any) -> Any:
         """A copy of `agent` under semloop: its function tools guarded, its tool use behavior
-        wrapped, its final message recorded (`agent_hooks`), and the same for the agents it hands off to (`Agent`s in `handoffs`; wrap the
-        target of a `handoff(...)` object yourself: `handoff(loops.protect(target), ...)`).
+        wrapped, its final message recorded (`agent_hooks`), and the same for the agents it hands
+        off to (`Agent`s in `handoffs`; wrap the target of a `handoff(...)` object yourself:
+        `handoff(loops.protect(target), ...)`).
         With a structured `output_type` a stop raises `LoopStopped` (a message is not that type)."""
         return self._protect(agent, {})
 

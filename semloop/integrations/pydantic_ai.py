@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from ..config import Config
 from ..verdict import LoopStopped, Verdict
+from . import keep_verdict
 
 __all__ = ["SemloopCapability", "LoopStopped"]
 
@@ -221,8 +222,7 @@ def _build() -> type:
                 log.warning("semloop: capability error, allowing the call: %r", exc)
                 return None
             if note and value.action != "allow":
-                self._root.verdicts.append(value)
-                del self._root.verdicts[:-256]
+                keep_verdict(self._root.verdicts, value)
             return value
 
     SemloopCapability.__module__ = __name__
