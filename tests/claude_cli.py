@@ -17,15 +17,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import threading
-import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from loopback import LoopbackServer, reply_json
+from cli_run import CLIRun, run_stream_json
+from loopback import ModelAPIHandler, ScriptedModelServer, read_json, reply_json
 
 
 def claude_binary() -> str | None:
@@ -58,20 +55,10 @@ def _tool_results(body: dict) -> int:
     return n
 
 
-class ScriptedAPI(LoopbackServer):
+class ScriptedAPI(ScriptedModelServer):
     """`with ScriptedAPI([tool_call("Bash", command="ls"), ...]) as api: ... api.url`."""
 
-    def __init__(self, script: list[dict], final_text: str = "Done."):
-        self.script = list(script)
-        self.final_text = final_text
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-
     # -- what the model was sent -----------------------------------------------------------------
-
-    def main_requests(self) -> list[dict]:
-        with self.lock:
-            return [r for r in self.requests if r.get("tools")]
 
     def tool_results(self) -> list[dict]:
         """The tool_result blocks of the longest main-loop conversation, in order."""
@@ -106,12 +93,7 @@ class ScriptedAPI(LoopbackServer):
     def __enter__(self) -> "ScriptedAPI":
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(ModelAPIHandler):
             def do_HEAD(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
@@ -121,25 +103,19 @@ class ScriptedAPI(LoopbackServer):
                 reply_json(self, {})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                body = read_json(self)
                 if "/count_tokens" in self.path:
                     reply_json(self, {"input_tokens": 10})
                     return
                 if not self.path.startswith("/v1/messages"):
                     reply_json(self, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}, 404)
                     return
-                with api.lock:
-                    api.requests.append(body)
+                api.record(body)
                 if body.get("tools"):
                     done = _tool_results(body)
-                    block = api.script[done] if done < len(api.script) else None
-                    if block is not None:
-                        block = {"type": "tool_use", "id": f"toolu_{done:04d}", **block}
+                    call = api.next_call(done)
+                    if call is not None:
+                        block = {"type": "tool_use", "id": f"toolu_{done:04d}", **call}
                     else:
                         block = {"type": "text", "text": api.final_text}
                 else:
@@ -191,19 +167,11 @@ def _message(body: dict, block: dict) -> dict:
 
 
 @dataclass
-class Run:
-    returncode: int
-    events: list[dict]
-    stderr: str
-    seconds: float
-    hook_events: list[dict] = field(default_factory=list)
+class Run(CLIRun):
+    """A Claude Code run: tool uses and results are blocks inside `assistant` / `user` events;
+    hook events (`--include-hook-events`) are `system` events whose subtype starts with "hook"."""
 
-    @property
-    def result(self) -> dict:
-        for event in reversed(self.events):
-            if event.get("type") == "result":
-                return event
-        return {}
+    hook_events: list[dict] = field(default_factory=list)
 
     def tool_uses(self) -> list[dict]:
         out = []
@@ -243,20 +211,9 @@ def run_claude(binary: str, api: ScriptedAPI, home: Path, cwd: Path, settings: P
             "--model", "claude-sonnet-4-5", *extra_args]
     if settings is not None:
         argv += ["--settings", str(settings)]
-    start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env=clean_env(home, api.url, env), capture_output=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
-    seconds = time.perf_counter() - start
-    events = []
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                pass
+    returncode, events, stderr, seconds = run_stream_json(argv, cwd, clean_env(home, api.url, env), timeout)
     hooks = [e for e in events if e.get("type") == "system" and str(e.get("subtype", "")).startswith("hook")]
-    return Run(proc.returncode, events, proc.stderr.decode("utf-8", "replace"), seconds, hooks)
+    return Run(returncode, events, stderr, seconds, hooks)
 
 
 def which_claude() -> str | None:  # pragma: no cover - convenience for manual runs

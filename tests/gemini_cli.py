@@ -20,15 +20,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import threading
-import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from loopback import LoopbackServer
+from cli_run import CLIRun, run_stream_json
+from loopback import ModelAPIHandler, ScriptedModelServer, read_json, reply
 
 REPO = Path(__file__).resolve().parent.parent
 # where .ci/run installs the pinned CLI (ignored by git)
@@ -66,21 +63,14 @@ def _response(parts: list[dict]) -> dict:
             "modelVersion": MODEL}
 
 
-class ScriptedGemini(LoopbackServer):
+class ScriptedGemini(ScriptedModelServer):
     """`with ScriptedGemini([function_call("run_shell_command", command="ls"), ...]) as api: api.url`."""
 
     def __init__(self, script: list[dict], final_text: str = "Done."):
-        self.script = list(script)
-        self.final_text = final_text
-        self.requests: list[dict] = []
-        self.paths: list[str] = []
-        self.lock = threading.Lock()
+        super().__init__(script, final_text)
+        self.paths: list[str] = []  # the URL path of each kept request: streamed or not
 
     # -- what the model was sent -----------------------------------------------------------------
-
-    def main_requests(self) -> list[dict]:
-        with self.lock:
-            return [r for r in self.requests if r.get("tools")]
 
     def function_responses(self) -> list[dict]:
         """The functionResponse parts of the longest main-loop conversation, in order."""
@@ -91,74 +81,44 @@ class ScriptedGemini(LoopbackServer):
         """Every function response the model was sent, as text (its `response` object, JSON)."""
         return [json.dumps(fr.get("response"), ensure_ascii=False) for fr in self.function_responses()]
 
-    def everything_sent(self) -> str:
-        with self.lock:
-            return "\n".join(json.dumps(r, ensure_ascii=False) for r in self.requests)
-
     # -- server ----------------------------------------------------------------------------------
 
     def _answer(self, body: dict) -> dict:
         if not body.get("tools"):
             return _response([{"text": "{}"}])
-        done = len(_function_responses(body))
-        if done < len(self.script):
-            return _response([{"functionCall": self.script[done]}])
+        call = self.next_call(len(_function_responses(body)))
+        if call is not None:
+            return _response([{"functionCall": call}])
         return _response([{"text": self.final_text}])
 
     def __enter__(self) -> "ScriptedGemini":
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, data: bytes, content_type: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(ModelAPIHandler):
             def do_GET(self) -> None:
-                self._send(404, b'{"error": {"code": 404, "message": "not scripted", "status": "NOT_FOUND"}}',
-                           "application/json")
+                reply(self, 404, b'{"error": {"code": 404, "message": "not scripted", "status": "NOT_FOUND"}}',
+                      "application/json")
 
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                body = read_json(self)
                 if ":streamGenerateContent" not in self.path and ":generateContent" not in self.path:
                     self.do_GET()
                     return
-                with api.lock:
-                    api.requests.append(body)
+                with api.lock:  # one critical section, so paths[i] stays the path of requests[i]
+                    api.record(body)
                     api.paths.append(self.path)
                 answer = json.dumps(api._answer(body))
                 if ":streamGenerateContent" in self.path:
-                    self._send(200, f"data: {answer}\r\n\r\n".encode(), "text/event-stream")
+                    reply(self, 200, f"data: {answer}\r\n\r\n".encode(), "text/event-stream")
                 else:
-                    self._send(200, answer.encode(), "application/json")
+                    reply(self, 200, answer.encode(), "application/json")
 
         return self._serve(Handler)
 
 
 @dataclass
-class Run:
-    returncode: int
-    events: list[dict]
-    stderr: str
-    seconds: float
-
-    @property
-    def result(self) -> dict:
-        for event in reversed(self.events):
-            if event.get("type") == "result":
-                return event
-        return {}
+class Run(CLIRun):
+    """A Gemini CLI run: its stream-json events are flat (`tool_use`, `tool_result`, `result`)."""
 
     def tool_uses(self) -> list[dict]:
         return [e for e in self.events if e.get("type") == "tool_use"]
@@ -194,16 +154,4 @@ def run_gemini(binary: str, api: ScriptedGemini, home: Path, cwd: Path, *, promp
     home.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
     argv = [binary, "-p", prompt, "--output-format", "stream-json", "--yolo", "-m", MODEL, *extra_args]
-    start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env=clean_env(home, api.url, env), capture_output=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
-    seconds = time.perf_counter() - start
-    events = []
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                pass
-    return Run(proc.returncode, events, proc.stderr.decode("utf-8", "replace"), seconds)
+    return Run(*run_stream_json(argv, cwd, clean_env(home, api.url, env), timeout))
