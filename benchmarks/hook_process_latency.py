@@ -80,7 +80,7 @@ def _start_server(base: list[str], socket_path: str, env: dict) -> subprocess.Po
                             stderr=open(socket_path + ".log", "ab"))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        reply = hook_protocol._ping(socket_path)
+        reply = hook_protocol.ping(socket_path)
         if reply and reply.get("pid") == proc.pid:
             return proc
         if proc.poll() is not None:
@@ -133,7 +133,7 @@ def main() -> int:
         if server is not None:
             from semloop.integrations import hook_protocol
 
-            served = (hook_protocol._ping(str(tmp / "hook.sock")) or {}).get("served")
+            served = (hook_protocol.ping(str(tmp / "hook.sock")) or {}).get("served")
             expected = 3 + 2 * args.runs
             if served != expected:
                 print(f"warning: the server answered {served} of {expected} warm requests "

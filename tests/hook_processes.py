@@ -50,7 +50,7 @@ class PrivateHookServer:
         return proc.pid
 
     def ping(self) -> dict | None:
-        reply = hp._ping(self.socket)
+        reply = hp.ping(self.socket)
         if reply:
             self.pids.add(reply["pid"])
         return reply
@@ -75,7 +75,7 @@ class PrivateHookServer:
         return json.loads(lines[0]), proc.stderr.decode()
 
     def cleanup(self) -> None:
-        reply = hp._ping(self.socket, timeout=0.5)
+        reply = hp.ping(self.socket, timeout=0.5)
         if reply:
             self.pids.add(reply["pid"])
         for pid in self.pids:

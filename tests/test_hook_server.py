@@ -145,12 +145,12 @@ def test_a_request_the_client_gave_up_on_is_not_recorded(srv, tmp_path):
     db = tmp_path / "state.sqlite3"
     message = {"v": hp.PROTOCOL, "op": "hook", "id": hp.identity(), "env": {}, "config": None, "db": str(db),
                "event": json.dumps(bash_event("PostToolUse", "ls", stdout="a")), "deadline": time.time() - 1}
-    reply = hp._call(srv.socket, message, 10)
+    reply = hp.call(srv.socket, message, 10)
     assert reply == {"ok": False, "handled": False, "error": "deadline passed"}  # the client records it
     assert stored(db, "sess-1") is None
     assert srv.ping()["expired"] == 1
     message["deadline"] = time.time() + 10
-    assert hp._call(srv.socket, message, 10)["stderr"] == ""
+    assert hp.call(srv.socket, message, 10)["stderr"] == ""
     assert stored(db, "sess-1").steps_seen == 1
 
 

@@ -254,7 +254,7 @@ def test_the_warm_hook_server_honours_semloop_store(redis_server, hashing_config
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while hp._ping(socket_path) is None:
+        while hp.ping(socket_path) is None:
             assert time.monotonic() < deadline and server.poll() is None, "hook server did not start"
             time.sleep(0.1)
         loop = bash_event("PostToolUse", "make test", stdout="FAILED test_x", session="warm")
@@ -266,7 +266,7 @@ def test_the_warm_hook_server_honours_semloop_store(redis_server, hashing_config
             assert proc.returncode == 0 and proc.stderr == b"", proc
             outs.append(json.loads(proc.stdout))
         assert "additionalContext" in json.dumps(outs[2])
-        assert hp._ping(socket_path)["served"] == 3  # the server handled them ...
+        assert hp.ping(socket_path)["served"] == 3  # the server handled them ...
         assert open_store(redis_server.url).load("warm").steps_seen == 3  # ... in Redis
         assert not (tmp_path / "cache" / "semloop" / "state.sqlite3").exists()  # not in the default file
     finally:

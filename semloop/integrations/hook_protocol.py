@@ -89,7 +89,7 @@ def _is_default(path: str) -> bool:
     return not os.environ.get("SEMLOOP_SOCKET")
 
 
-def _private_dir(path: str) -> bool:
+def ensure_private_dir(path: str) -> bool:
     """Create the socket's directory (0700). For the default location, also make sure it is ours
     and private (tightening it if needed); an explicit `$SEMLOOP_SOCKET` directory is taken as is."""
     directory = os.path.dirname(path)
@@ -126,7 +126,7 @@ def open_private(path: str, flags: int, mode: int = 0o600) -> int:
     return fd
 
 
-def _not_a_socket(path: str) -> str | None:
+def not_a_socket(path: str) -> str | None:
     """Why `path` cannot be our socket (it exists and is a directory, a regular file, ...), or None."""
     import stat
 
@@ -214,12 +214,12 @@ def identity() -> str:
     return f"{__version__}|{sys.prefix}|{os.path.realpath(sys.executable)}|{newest}"
 
 
-def _env() -> dict[str, str]:
+def semloop_env() -> dict[str, str]:
     """The `SEMLOOP_*` variables that change how an event is handled."""
     return {k: v for k, v in os.environ.items() if k.startswith("SEMLOOP_") and k not in _CLIENT_ENV}
 
 
-def _peer_uid_ok(sock: socket.socket) -> bool:
+def peer_uid_ok(sock: socket.socket) -> bool:
     """True if the other end runs as our user (or the platform cannot tell)."""
     opt = getattr(socket, "SO_PEERCRED", None)
     if opt is None:
@@ -233,7 +233,7 @@ def _peer_uid_ok(sock: socket.socket) -> bool:
     return uid == _uid()
 
 
-def _recv_line(sock: socket.socket, limit: int, deadline: float | None = None) -> bytes | None:
+def recv_line(sock: socket.socket, limit: int, deadline: float | None = None) -> bytes | None:
     """Read up to the first newline (at most `limit` bytes). None if the peer closed early."""
     import time
 
@@ -257,7 +257,7 @@ def _recv_line(sock: socket.socket, limit: int, deadline: float | None = None) -
             raise ValueError("line too long")
 
 
-def _call(path: str, message: dict, timeout: float) -> dict | None:
+def call(path: str, message: dict, timeout: float) -> dict | None:
     """Send one request, return the decoded reply, or None if there is no server at `path`.
     Raises on any other failure (timeout, bad reply)."""
     import time
@@ -270,10 +270,10 @@ def _call(path: str, message: dict, timeout: float) -> dict | None:
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             return None
-        if not _peer_uid_ok(sock):
+        if not peer_uid_ok(sock):
             raise PermissionError(f"{path} is served by another user")
         sock.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
-        line = _recv_line(sock, MAX_REPLY, deadline)
+        line = recv_line(sock, MAX_REPLY, deadline)
     finally:
         sock.close()
     if line is None:
@@ -289,13 +289,13 @@ def _call(path: str, message: dict, timeout: float) -> dict | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _now() -> float:
+def now() -> float:
     import time
 
     return time.time()
 
 
-def _resolve(path: str | None) -> str | None:
+def resolve_path(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path)) if path else None
 
 
@@ -308,12 +308,12 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
         path = socket_path()
         if path is None:
             return None
-        deadline = _now() + timeout
+        deadline = now() + timeout
         message = {
-            "v": PROTOCOL, "op": "hook", "id": identity(), "env": _env(),
-            "config": _resolve(config_path or os.environ.get("SEMLOOP_CONFIG")),
+            "v": PROTOCOL, "op": "hook", "id": identity(), "env": semloop_env(),
+            "config": resolve_path(config_path or os.environ.get("SEMLOOP_CONFIG")),
             # resolved here: a relative path, $SEMLOOP_DB and the cache dir are the client's
-            "db": _resolve(db or (None if os.environ.get("SEMLOOP_STORE") else str(_default_db()))),
+            "db": resolve_path(db or (None if os.environ.get("SEMLOOP_STORE") else str(_default_db()))),
             "event": stdin_text,
             # the server saves a step only before this (wall clock), checked inside the database
             # transaction; past it, it answers "not handled" and the client records the step
@@ -321,7 +321,7 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
         }
         if len(stdin_text) > MAX_REQUEST // 2:  # may not fit once encoded: don't bother the server
             return None
-        reply = _call(path, message, timeout + REPLY_GRACE)
+        reply = call(path, message, timeout + REPLY_GRACE)
         if reply is None:
             if spawn:
                 start_server(path)
@@ -343,7 +343,7 @@ def ensure_server(wait: float = 10.0) -> str:
     path = socket_path()
     if path is None or not enabled():
         return "hook server disabled or no usable socket path: hooks run in-process"
-    problem = _not_a_socket(path)
+    problem = not_a_socket(path)
     if problem:
         return problem
     try:
@@ -351,21 +351,21 @@ def ensure_server(wait: float = 10.0) -> str:
     except OSError:
         config = None
     want_port = config["port"] if config else None
-    live = _ping(path)
+    live = ping(path)
     if live is not None and live.get("id") == identity() and (want_port is None or live.get("http_port") == want_port):
         return f"hook server pid {live.get('pid')} running"
     if live is not None:  # another build, or started before http was configured: replace it
         try:
-            _call(path, {"v": PROTOCOL, "op": "stop"}, 2.0)
+            call(path, {"v": PROTOCOL, "op": "stop"}, 2.0)
         except Exception:
             pass
         give_up = time.monotonic() + 3.0
-        while _ping(path, 0.2) is not None and time.monotonic() < give_up:
+        while ping(path, 0.2) is not None and time.monotonic() < give_up:
             time.sleep(0.05)
     start_server(path, force=live is not None)
     give_up = time.monotonic() + wait
     while time.monotonic() < give_up:
-        live = _ping(path, 0.5)
+        live = ping(path, 0.5)
         if live is not None and live.get("id") == identity():
             return f"hook server pid {live.get('pid')} started"
         time.sleep(0.05)
@@ -399,7 +399,7 @@ def start_server(path: str, *, force: bool = False, idle_timeout: float | None =
     `SPAWN_THROTTLE` seconds ago. Never waits for it. Returns True if a process was started."""
     import time
 
-    if not enabled() or not _private_dir(path) or _not_a_socket(path):
+    if not enabled() or not ensure_private_dir(path) or not_a_socket(path):
         return False
     if not force and _lock_held(path + ".lock"):
         return False
@@ -431,9 +431,9 @@ def start_server(path: str, *, force: bool = False, idle_timeout: float | None =
     return True
 
 
-def _ping(path: str, timeout: float = 1.0) -> dict | None:
+def ping(path: str, timeout: float = 1.0) -> dict | None:
     try:
-        reply = _call(path, {"v": PROTOCOL, "op": "ping"}, timeout)
+        reply = call(path, {"v": PROTOCOL, "op": "ping"}, timeout)
     except Exception:
         return None
     return reply if reply and reply.get("ok") else None

@@ -36,8 +36,8 @@ import os
 import sys
 from typing import Any
 
-from .hook_protocol import (MAX_REQUEST, PROTOCOL, TOKEN_HEADER, _call, _env, _not_a_socket, _now, _peer_uid_ok,
-                            _ping, _private_dir, _recv_line, _resolve, http_config, identity, socket_path)
+from .hook_protocol import (MAX_REQUEST, PROTOCOL, TOKEN_HEADER, call, ensure_private_dir, http_config, identity,
+                            not_a_socket, now, peer_uid_ok, ping, recv_line, resolve_path, semloop_env, socket_path)
 
 DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits
 
@@ -123,7 +123,7 @@ class _DeadlineLock:
         self.deadline = float(deadline) if isinstance(deadline, (int, float)) else None
 
     def __enter__(self) -> None:
-        wait = -1.0 if self.deadline is None else self.deadline - _now()
+        wait = -1.0 if self.deadline is None else self.deadline - now()
         if self.deadline is not None and (wait <= 0 or not self.lock.acquire(timeout=wait)):
             from .claude_code import Expired
 
@@ -200,10 +200,10 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     if path is None:
         _log("no usable socket path (too long?); not starting")
         return 1
-    if not _private_dir(path):
+    if not ensure_private_dir(path):
         _log(f"socket directory for {path} is not private to this user; not starting")
         return 1
-    problem = _not_a_socket(path)
+    problem = not_a_socket(path)
     if problem:
         _log(f"{problem}; not starting")
         return 1
@@ -216,7 +216,7 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             break
         except BlockingIOError:
-            live = _ping(path)
+            live = ping(path)
             if time.monotonic() > give_up or (live is not None and live.get("id") == identity()):
                 os.close(lock_fd)  # another server of this build is alive (or starting): leave it to it
                 return 0
@@ -224,7 +224,7 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
 
     sys.stderr = _ThreadStderr(sys.stderr)
     logging.getLogger("semloop").setLevel(logging.ERROR)
-    my_id, my_env = identity(), _env()
+    my_id, my_env = identity(), semloop_env()
 
     from . import claude_code
 
@@ -257,11 +257,11 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
 
         def _handle(self) -> None:
             sock = self.request
-            if not _peer_uid_ok(sock):
+            if not peer_uid_ok(sock):
                 return
             sock.settimeout(30.0)
             try:
-                line = _recv_line(sock, MAX_REQUEST)
+                line = recv_line(sock, MAX_REQUEST)
             except ValueError:
                 self._reply({"ok": False, "error": "request too large"})
                 return
@@ -382,17 +382,17 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
 
 
 def cmd_hook_server(args: Any) -> int:
-    path = _resolve(args.socket) or socket_path()
+    path = resolve_path(args.socket) or socket_path()
     if path is None:
         print("semloop: no usable socket path (set SEMLOOP_SOCKET to a short path)", file=sys.stderr)
         return 1
     if args.status or args.stop:
-        reply = _ping(path)
+        reply = ping(path)
         if reply is None:
             print(f"semloop hook-server: not running ({path})")
             return 1 if args.status else 0
         if args.stop:
-            _call(path, {"v": PROTOCOL, "op": "stop"}, 3.0)
+            call(path, {"v": PROTOCOL, "op": "stop"}, 3.0)
             print(f"semloop hook-server: stopped pid {reply.get('pid')} ({path})")
         else:
             print(f"semloop hook-server: pid {reply.get('pid')} on {path}")
