@@ -35,7 +35,7 @@ def step_features(guard: LoopGuard, verdict) -> list[float]:
     same_tool = [c for c, p in zip(cos, prev) if p.tool == step.tool]
     best = int(np.argmax(cos)) if cos else -1
     asks = [c for c, p in zip(cos, prev) if p.is_message and p.asks] if step.is_message and step.asks else []
-    cluster = guard.state.clusters.get(step.cluster) if step.cluster is not None else None
+    cluster = guard.state.clusters.get(step.cluster)  # -1 (no cluster) is never a key
     return [max(same_tool, default=0.0), max(cos, default=0.0),
             signals.result_match(step, prev[best]) if best >= 0 else 0.0,
             sum(p.exact_sig == step.exact_sig for p in prev), sum(p.norm_sig == step.norm_sig for p in prev),
