@@ -250,3 +250,27 @@ def test_the_docs_example_runs_as_written(chat_api, tmp_path):
     assert proc.stdout.splitlines()[-1].startswith("stopped: semloop blocked this read_config call")
     assert len(ChatCompletions.requests) == 5
     assert tool_messages(ChatCompletions.requests[-1])[0].startswith("Error executing tool: [Errno 2] No such file")
+
+
+def test_refusals_whose_after_hook_never_comes_are_not_kept():
+    """A refusal waits for its call's after hook to end the run. A run that stops between the two
+    hooks (another hook aborts, the process is interrupted) never brings it: pending refusals are
+    bounded, and the latest still ends its run when its after hook comes."""
+    from crewai.hooks.tool_hooks import ToolCallHookContext
+
+    from semloop.integrations import crewai as semloop_crewai
+
+    loops = SemloopHooks()
+    context = ToolCallHookContext(tool_name="read_config", tool_input={"path": "/etc/app.yaml"}, tool=None)
+    guard = loops.guard(context)
+    while guard.record("read_config", {"path": "/etc/app.yaml"}, TOOL_ERROR, is_error=True).action != "stop":
+        pass
+    contexts = [ToolCallHookContext(tool_name="read_config", tool_input={"path": "/etc/app.yaml"}, tool=None)
+                for _ in range(3 * semloop_crewai.MAX_REFUSED)]
+    assert [loops.before_tool_call(c) for c in contexts] == [False] * len(contexts)
+    assert len(loops._refused) == semloop_crewai.MAX_REFUSED
+    last = contexts[-1]
+    last.tool_result = semloop_crewai.BLOCKED + "read_config"
+    with pytest.raises(LoopStopped):
+        loops.after_tool_call(last)
+    assert len(loops._refused) == semloop_crewai.MAX_REFUSED - 1

@@ -52,6 +52,8 @@ INSTALL_HINT = "semloop's CrewAI integration needs CrewAI 1.x (tool-call hooks):
 # prefixes of the texts it puts in place of a tool's exception (native path; ReAct path).
 BLOCKED = "Tool execution blocked by hook. Tool: "
 _ERROR = re.compile(r"\s*(Error executing tool\b|I encountered an error\b)")
+# Refusals waiting for their after hook: more than a run's parallel tool calls, few enough to ignore.
+MAX_REFUSED = 64
 
 
 def _require() -> Any:
@@ -109,8 +111,10 @@ class SemloopHooks:
         self.last_stop: Verdict | None = None
         self._lock = threading.Lock()  # CrewAI may run a response's tool calls in threads
         # calls this object refused, by the id of their input dict: CrewAI hands the same dict to
-        # the before and the after hook of one call
-        self._refused: dict[int, Verdict] = {}
+        # the before and the after hook of one call. The dict is kept with the verdict, so that its
+        # id cannot be reused by another call's dict while the entry lives; the map is bounded,
+        # because a run aborted between the two hooks never reaches the after hook to take it out.
+        self._refused: OrderedDict[int, tuple[Any, Verdict]] = OrderedDict()
         self._registered = False
 
     # -- registration ----------------------------------------------------------------------------
@@ -158,14 +162,16 @@ class SemloopHooks:
             if verdict.action != "stop":
                 return None
             with self._lock:
-                self._refused[id(context.tool_input)] = verdict
+                self._refused[id(context.tool_input)] = (context.tool_input, verdict)
+                while len(self._refused) > MAX_REFUSED:
+                    self._refused.popitem(last=False)
             return False  # CrewAI: block the call, the tool does not run
         except Exception as exc:
             return self._failed(exc)
 
     def after_tool_call(self, context: Any) -> str | None:
         with self._lock:
-            refused = self._refused.pop(id(context.tool_input), None)
+            _, refused = self._refused.pop(id(context.tool_input), (None, None))
         text = context.tool_result
         blocked = isinstance(text, str) and text.startswith(BLOCKED)
         if refused is not None and blocked:
