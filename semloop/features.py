@@ -279,6 +279,14 @@ def entities(values: list[str], limit: int = 64) -> frozenset[str]:
     return frozenset(t.rstrip("/").rsplit("/", 1)[-1].strip(".") or t for t in tokens[:limit])
 
 
+_PROGRAM = re.compile(r"\w\.(py|sh|bash|js|mjs|cjs|ts|rb|pl|php|go|rs|java|kt|c|cc|cpp|r|jl|lua|swift)$")
+
+
+def program_files(entities: frozenset[str]) -> frozenset[str]:
+    """The program files a call names (`repro_dates.py`, `check.sh`): scripts it writes or runs."""
+    return frozenset(e for e in entities if _PROGRAM.search(e))
+
+
 def input_words(values: list[str], limit: int = 64) -> frozenset[str]:
     """The words of a call's values (casefolded, bounded): what a result may merely echo."""
     return frozenset(_TOKEN.findall(excerpt(" ".join(values), 2000).casefold())[:limit])

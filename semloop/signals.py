@@ -13,7 +13,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap, is_acknowledgement
+from .features import (SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap, is_acknowledgement,
+                       program_files)
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -113,6 +114,14 @@ def acknowledged(step: StepRecord) -> bool:
     return is_acknowledgement(step.short_words, step.result_size, step.input_words)
 
 
+def different_programs(a: StepRecord, b: StepRecord) -> bool:
+    """Reworded calls that write or run different program files (`check_radd.py`, then
+    `check_zero.py`) are two experiments, even when both print the same: agreeing outputs are a
+    finding, not a repeat. (A script re-run under the same name is one program.)"""
+    pa, pb = program_files(a.entities), program_files(b.entities)
+    return bool(pa) and bool(pb) and not (pa & pb)
+
+
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
     """Same tool, or calls similar enough to be attempts at the same thing."""
     return a.tool == b.tool or call_match(a, b)[1] >= cfg.related_threshold
@@ -140,6 +149,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         # a short one: edits `case 1` → `case 2` of one file all answer "updated", and are work.)
         res_sim = result_match(a, b, containment=True)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
+    if different_programs(a, b):
+        return None  # two probe scripts: two experiments, whatever they print
     same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
     if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= SHORT_RESULT:
         return kind, call_sim  # the very same substantial result from related calls
@@ -281,9 +292,10 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
 
     A cluster that keeps growing without producing new results means the agent keeps returning to
     the same kind of call, however far apart. Reading ten different files grows a cluster too, but
-    each read brings a new result, so it never goes stale; and a call made after something was
+    each read brings a new result, so it never goes stale; a call made after something was
     written (`state.last_write`: an edit answered by a bare acknowledgement) is a check of that
-    write, not staleness, even when its output looks like an earlier one.
+    write, not staleness, even when its output looks like an earlier one; and neither is a call
+    running a program file the cluster's calls never ran (`different_programs`).
     """
     if step.call_vec is None:
         return None
@@ -311,15 +323,20 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     # A short acknowledgement ("file updated") says nothing about progress unless the call itself
     # was made before: successive edits of one file are work, re-running `git status` is not.
     is_stale = seen_result and (step.result_size >= SHORT_RESULT or step.norm_sig in cluster.calls)
-    if cluster.steps and state.last_write > cluster.steps[-1]:
-        # something was written since the cluster's last call (an edit answered "done"): running
-        # the test or reading the file again checks it, however alike the output looks
+    programs = program_files(step.entities)
+    if programs and not programs & set(cluster.programs):
+        is_stale = False  # a program this kind of call never ran: a new experiment (`different_programs`)
+    if cluster.steps and state.last_write >= cluster.steps[-1]:
+        # something was written since the cluster's last call, or that call was the write (`sed -i`
+        # joins the cluster of `sed -n` views): running the test or reading the file again checks
+        # it, however alike the output looks
         is_stale = False
     related = tuple(cluster.steps)
     cluster.members += 1
     cluster.steps.append(step.index)
     if step.norm_sig not in cluster.calls:
         cluster.calls.append(step.norm_sig)
+    cluster.programs.extend(p for p in programs if p not in cluster.programs)
     if is_stale:
         cluster.stale += 1
     else:

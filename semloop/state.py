@@ -53,10 +53,11 @@ class Cluster:
     stale: int = 0  # members whose result the cluster had already seen
     results: deque = field(default_factory=lambda: deque(maxlen=8))  # (hash, sketch, size) of new results
     calls: deque = field(default_factory=lambda: deque(maxlen=16))  # normalized signatures seen
+    programs: deque = field(default_factory=lambda: deque(maxlen=16))  # program files its calls ran (features.program_files)
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 4
+STATE_FORMAT = 5
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 

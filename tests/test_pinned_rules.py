@@ -745,7 +745,7 @@ def _pytest_runs(guard, unique_facts):
     actions = []
     for k, fact in enumerate(unique_facts):
         body = f"{PYTEST_HEADER}\ncollected 1 item\n{'run ' + fact if fact else 'ok'}"
-        actions.append(guard.record("Bash", {"command": f"pytest check_{k}.py"}, body).action)
+        actions.append(guard.record("Bash", {"command": f"pytest tests/test_checks.py -k case_{k}"}, body).action)
     return actions
 
 
@@ -807,3 +807,69 @@ def test_a_test_run_after_each_edit_checks_the_edit_but_the_same_error_stays_a_l
     assert "warn" in _edit_and_rerun(REPRO_OUTPUT, edit=False)
     failing = "Traceback (most recent call last):\n  File \"reproduce.py\", line 3\nImportError: cannot import name 'X'"
     assert "warn" in _edit_and_rerun(failing, edit=True)
+
+
+# -- different programs are different experiments; a write in the cluster is checked by what follows --
+# Found on the ordinary mini-swe-agent runs (docs/detection.md, fourth pass): new probe scripts
+# (`cat <<'EOF' > check_radd.py ... python check_radd.py`) that print the same thing were "reworded
+# repeats", and a file viewed, edited with `sed -i`, viewed again made a stale cluster.
+
+FITS_REPORT = "\n".join(["Identical: True", "", " fitsdiff: 5.3.dev756", " a: diff.fits", " b: diff.fits",
+                         " Maximum number of different data values to be reported: 10",
+                         " Relative tolerance: 0.0, Absolute tolerance: 0.0", "No differences found.",
+                         " Primary HDU: header keywords compared, data arrays compared, checksums skipped",
+                         " Extension HDU 1 (BINTABLE): columns compared by name, format and variable length"])
+
+
+def _probe(name: str, column: str) -> dict:
+    body = f"from astropy.io import fits\nimport numpy as np\nc = fits.Column('{column}', format='QD', array=[[0], [0, 0]])\n"
+    return {"command": f"cat <<'EOF' > {name}\n{body}EOF\npython {name}"}
+
+
+def test_probe_scripts_under_different_names_are_experiments_not_repeats(monkeypatch):
+    """Three new probe scripts that print the same report: each tests another column format.
+    The same script run three times is still the loop. Mutation: `different_programs` always False."""
+    names = [("test_qd.py", "a"), ("test_pd.py", "b"), ("test_vla.py", "c")]
+    guard = LoopGuard(Config(), embedder=_intents("astropy"))
+    assert [guard.record("Bash", _probe(n, c), FITS_REPORT).action for n, c in names] == ["allow"] * 3
+    a, b = (LoopGuard(Config(), embedder=_intents("astropy"))._step("Bash", _probe(n, c), FITS_REPORT, False)
+            for n, c in names[:2])
+    assert features.program_files(a.entities) == {"test_qd.py"} and signals.different_programs(a, b)
+    assert signals.same_step(a, b, Config()) is None
+    again = LoopGuard(Config(), embedder=_intents("astropy"))
+    assert [again.record("Bash", _probe("test_qd.py", c), FITS_REPORT).action for c in "abc"][-1] == "warn"
+    monkeypatch.setattr(signals, "different_programs", lambda a, b: False)
+    fresh = LoopGuard(Config(), embedder=_intents("astropy"))
+    assert "warn" in [fresh.record("Bash", _probe(n, c), FITS_REPORT).action for n, c in names]
+
+
+def test_a_cluster_does_not_go_stale_on_programs_it_never_ran():
+    """Long apart, so no window match: five new probe scripts with the same report do not make a
+    stale cluster; five runs of one script do. Mutation: drop the program check in update_clusters."""
+    def session(names):
+        guard = LoopGuard(Config(window=4), embedder=_intents("astropy", "notes"))
+        actions = []
+        for k, name in enumerate(names):
+            actions.append(guard.record("Bash", _probe(name, "abcde"[k]), FITS_REPORT).action)
+            for j in range(4):  # other work in between, each with a new result
+                actions.append(guard.record("Bash", {"command": f"cat notes_{k}_{j}.txt"}, f"notes {k} {j} " * 30).action)
+        return actions
+    assert set(session([f"probe_{k}.py" for k in "abcde"])) == {"allow"}
+    assert "warn" in session(["probe.py"] * 5)
+
+
+FILE_VIEW = "\n".join(f"    {i}\t        handler_{i}(state, migration)" for i in range(250, 271))
+
+
+def test_a_view_after_an_edit_of_the_same_kind_checks_the_edit():
+    """`sed -n` view, `sed -i` edit, view again — the edit joins the views' cluster, and the view
+    after it checks the edit even when the text looks the same. Mutation: `state.last_write >=
+    cluster.steps[-1]` → `>` (the write, being the cluster's last call, then excuses nothing)."""
+    guard = LoopGuard(Config(), embedder=_intents("executor.py"))
+    view = {"command": "sed -n '250,270p' django/db/migrations/executor.py"}
+    actions = [guard.record("Bash", view, FILE_VIEW).action]
+    for line in (255, 257, 259, 261):
+        actions.append(guard.record("Bash", {"command": f"sed -i '{line}d' django/db/migrations/executor.py"},
+                                    MINI_SWE_EMPTY).action)
+        actions.append(guard.record("Bash", view, FILE_VIEW).action)
+    assert set(actions) == {"allow"}
