@@ -79,7 +79,7 @@ def test_cli_deterministic_across_hash_seeds(tmp_path):
 
 
 def test_generator_uses_no_global_random_or_clock():
-    src = GEN_PATH.read_text()
+    src = "".join(p.read_text() for p in [GEN_PATH, *sorted((GEN_PATH.parent / "synth").glob("*.py"))])
     for bad in ("random.random(", "random.choice(", "random.randint(", "random.seed(", "random.shuffle(",
                 "time.time(", "datetime.now(", "import time\n", "uuid.uuid4("):
         assert bad not in src, bad
