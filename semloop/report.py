@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import re
 import struct
 import zlib

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,7 +19,7 @@ from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query  # noqa: E
 from semloop.integrations import claude_code as cc  # noqa: E402
 from semloop.integrations.claude_agent_sdk import SemloopHooks  # noqa: E402
 
-from test_claude_agent_sdk import BASE, SESSION, FakeCLI, bash  # noqa: E402
+from test_claude_agent_sdk import SESSION, FakeCLI, bash  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

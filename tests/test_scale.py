@@ -9,10 +9,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
-import math
 import pickle
 import re
 import subprocess

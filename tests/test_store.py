@@ -8,7 +8,6 @@ import dataclasses
 import json
 import os
 import pickle
-import sqlite3
 import subprocess
 import sys
 import threading
