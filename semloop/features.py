@@ -279,7 +279,9 @@ def entities(values: list[str], limit: int = 64) -> frozenset[str]:
     return frozenset(t.rstrip("/").rsplit("/", 1)[-1].strip(".") or t for t in tokens[:limit])
 
 
-_PROGRAM = re.compile(r"\w\.(py|sh|bash|js|mjs|cjs|ts|rb|pl|php|go|rs|java|kt|c|cc|cpp|r|jl|lua|swift)$")
+# Script and source extensions; not one-letter ones (`.c`, `.r`), which are as often attributes in
+# the code a call carries (`self.c`, `df.r`).
+_PROGRAM = re.compile(r"\w\.(py|sh|bash|js|mjs|cjs|ts|rb|pl|php|go|rs|java|kt|cc|cpp|jl|lua|swift)$")
 
 
 def program_files(entities: frozenset[str]) -> frozenset[str]:
