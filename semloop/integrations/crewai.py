@@ -31,7 +31,6 @@ per-crew registry): `unregister()`, or `with SemloopHooks(): ...`, removes them 
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from collections import OrderedDict
@@ -43,8 +42,6 @@ from ..verdict import LoopStopped, Verdict
 from . import fail_open, keep_verdict
 
 __all__ = ["SemloopHooks", "LoopStopped"]
-
-log = logging.getLogger("semloop")
 
 INSTALL_HINT = "semloop's CrewAI integration needs CrewAI 1.x (tool-call hooks): pip install 'semloop[crewai]'"
 

@@ -26,7 +26,6 @@ built on first access.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
@@ -35,8 +34,6 @@ from ..verdict import Verdict
 from . import fail_open, keep_verdict
 
 __all__ = ["SemloopPlugin"]
-
-log = logging.getLogger("semloop")
 
 INSTALL_HINT = "semloop's Google ADK integration needs `google-adk`: pip install 'semloop[google-adk]'"
 AUTHOR = "semloop"

@@ -30,7 +30,6 @@ on first access, so importing this module (and `semloop`) does not import LangCh
 from __future__ import annotations
 
 import dataclasses
-import logging
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
@@ -44,8 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.tools import BaseTool
 
 __all__ = ["SemloopMiddleware", "GuardedTool", "LoopStopped", "guard_tool", "guard_tools"]
-
-log = logging.getLogger("semloop")
 
 INSTALL_HINT = ("semloop's LangChain integration needs `langchain-core` (and `langchain` 1.x for the "
                 "agent middleware): pip install 'semloop[langchain]'")

@@ -40,7 +40,6 @@ import dataclasses
 import inspect
 import itertools
 import json
-import logging
 import re
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Literal, Mapping
@@ -51,8 +50,6 @@ from ..verdict import LoopStopped, Verdict
 from . import fail_open, keep_verdict
 
 __all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
-
-log = logging.getLogger("semloop")
 
 INSTALL_HINT = ("semloop's OpenAI Agents SDK integration needs the `openai-agents` package: "
                 "pip install 'semloop[openai-agents]'")
