@@ -189,6 +189,8 @@ class LoopGuard:
         vec = None
         is_message = features.is_message_tool(tool, cfg.message_tools)
         entities = features.entities(values)
+        input_words = features.input_words(values)
+        short_words = features.short_result_words(result, size)
         asks = features.message_asks(" ".join(values)) if is_message else ""
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
@@ -205,8 +207,8 @@ class LoopGuard:
             is_error=is_error or error_class is not None,  # "Permission denied" on stdout is an error too
             error_class=error_class,
             entities=entities,
-            input_words=features.input_words(values),
-            short_words=features.short_result_words(result, size),
+            input_words=input_words,
+            short_words=short_words,
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
             is_message=is_message,
             asks=bool(asks),
@@ -217,6 +219,8 @@ class LoopGuard:
             facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),
             skeleton_sig=skeleton_sig,
             pending=error_class is None and features.is_pending(result),
+            acknowledged=features.is_acknowledgement(short_words, size, input_words),
+            programs=features.program_files(entities),
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -304,6 +308,7 @@ def _redacted(step: StepRecord) -> StepRecord:
     detection needs of them, is kept: the same secret gives the same digest)."""
     step.call_preview = redact_text(step.call_preview)
     step.entities = redact_words(step.entities)
+    step.programs = redact_words(step.programs)
     step.input_words = redact_words(step.input_words)
     step.short_words = redact_words(step.short_words)
     return step
@@ -327,12 +332,12 @@ def _foreground_facts(state: SessionState, facts: frozenset) -> frozenset:
 
 
 def _is_write(step: StepRecord, state: SessionState) -> bool:
-    """A new call that succeeded with a bare acknowledgement (`signals.acknowledged`): an edit, a
-    file written. What runs or reads after it checks it (`signals.since_progress`,
+    """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`): an edit,
+    a file written. What runs or reads after it checks it (`signals.since_progress`,
     `signals.update_clusters`). Not an empty result (a `think` note answers nothing), and not the
     same call again (the same edit twice is no news)."""
-    return (not step.is_error and not step.is_message and step.result_size > 0 and signals.acknowledged(step)
-            and all(prev.norm_sig != step.norm_sig for prev in state.window))
+    return (not step.is_error and not step.is_message and step.result_size > 0 and step.acknowledged
+            and _new_call(step, state))
 
 
 def _is_work(step: StepRecord, state: SessionState) -> bool:
@@ -344,7 +349,12 @@ def _is_work(step: StepRecord, state: SessionState) -> bool:
         return step.answered
     if step.is_error or step.result_size == 0:
         return False
-    return step.novel or all(prev.norm_sig != step.norm_sig for prev in state.window)
+    return step.novel or _new_call(step, state)
+
+
+def _new_call(step: StepRecord, state: SessionState) -> bool:
+    """No window step made this call (normalized signature)."""
+    return all(prev.norm_sig != step.norm_sig for prev in state.window)
 
 
 def _steps_text(steps: Sequence[int]) -> str:

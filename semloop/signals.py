@@ -13,8 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import (SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap, is_acknowledgement,
-                       program_files)
+from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -109,17 +108,11 @@ def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
     return rest is not None and len(set(rest)) >= TINY_RESULT
 
 
-def acknowledged(step: StepRecord) -> bool:
-    """The step's result only says that the call ran (`features.is_acknowledgement`)."""
-    return is_acknowledgement(step.short_words, step.result_size, step.input_words)
-
-
 def different_programs(a: StepRecord, b: StepRecord) -> bool:
     """Reworded calls that write or run different program files (`check_radd.py`, then
     `check_zero.py`) are two experiments, even when both print the same: agreeing outputs are a
     finding, not a repeat. (A script re-run under the same name is one program.)"""
-    pa, pb = program_files(a.entities), program_files(b.entities)
-    return bool(pa) and bool(pb) and not (pa & pb)
+    return bool(a.programs) and bool(b.programs) and not (a.programs & b.programs)
 
 
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
@@ -160,7 +153,7 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         return kind, 1.0  # reworded arguments (Tokyo, TYO, "Tokyo, Japan"), the same detailed answer
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
-    if not (a.is_error or b.is_error) and acknowledged(a) and acknowledged(b):
+    if not (a.is_error or b.is_error) and a.acknowledged and b.acknowledged:
         # both answers say only "done" (an empty output, "OK", "file updated"): they cannot tell
         # that the calls did the same thing, and two different edits of one file are work
         return None
@@ -323,8 +316,7 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     # A short acknowledgement ("file updated") says nothing about progress unless the call itself
     # was made before: successive edits of one file are work, re-running `git status` is not.
     is_stale = seen_result and (step.result_size >= SHORT_RESULT or step.norm_sig in cluster.calls)
-    programs = program_files(step.entities)
-    if programs and not programs & set(cluster.programs):
+    if step.programs and not step.programs & set(cluster.programs):
         is_stale = False  # a program this kind of call never ran: a new experiment (`different_programs`)
     if cluster.steps and state.last_write >= cluster.steps[-1]:
         # something was written since the cluster's last call, or that call was the write (`sed -i`
@@ -336,7 +328,7 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     cluster.steps.append(step.index)
     if step.norm_sig not in cluster.calls:
         cluster.calls.append(step.norm_sig)
-    cluster.programs.extend(p for p in programs if p not in cluster.programs)
+    cluster.programs.extend(p for p in step.programs if p not in cluster.programs)
     if is_stale:
         cluster.stale += 1
     else:

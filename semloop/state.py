@@ -42,6 +42,8 @@ class StepRecord:
     facts: frozenset = frozenset()  # versions, hashes, long numbers, paths the result states (features.result_facts)
     skeleton_sig: str = ""  # normalized signature with numbers masked (features.skeleton_signature)
     pending: bool = False  # the result reports a status still in progress (features.is_pending)
+    acknowledged: bool = False  # the result only says the call ran (features.is_acknowledgement)
+    programs: frozenset = frozenset()  # program files the call writes or runs (features.program_files)
 
 
 @dataclass(slots=True)
@@ -53,11 +55,11 @@ class Cluster:
     stale: int = 0  # members whose result the cluster had already seen
     results: deque = field(default_factory=lambda: deque(maxlen=8))  # (hash, sketch, size) of new results
     calls: deque = field(default_factory=lambda: deque(maxlen=16))  # normalized signatures seen
-    programs: deque = field(default_factory=lambda: deque(maxlen=16))  # program files its calls ran (features.program_files)
+    programs: deque = field(default_factory=lambda: deque(maxlen=16))  # program files its calls ran (StepRecord.programs)
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 5
+STATE_FORMAT = 6
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 

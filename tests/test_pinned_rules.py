@@ -702,7 +702,7 @@ def test_different_edits_of_one_line_answering_an_empty_output_are_work():
     guard = LoopGuard(Config(), embedder=_intents("pyplot.py"))
     edits = [f"sed -i '224s/print.*/print(\"DEBUG {n}\")/' lib/pyplot.py" for n in ("a", "b", "c")]
     steps = [guard._step("Bash", {"command": c}, MINI_SWE_EMPTY, False) for c in edits]
-    assert all(signals.acknowledged(s) for s in steps)
+    assert all(s.acknowledged for s in steps)
     assert signals.same_step(steps[0], steps[1], guard.config) is None
     fresh = LoopGuard(Config(), embedder=_intents("pyplot.py"))
     assert [fresh.record("Bash", {"command": c}, MINI_SWE_EMPTY).action for c in edits] == ["allow"] * 3
@@ -724,7 +724,7 @@ def test_a_tiny_answer_is_not_an_acknowledgement(answer):
     queries = ["SELECT COUNT(*) FROM orders WHERE status = 'paid'",
                "select count(id) as paid from orders where status='paid'"]
     a, b = (guard._step("run_sql", {"query": q}, answer, False) for q in queries)
-    assert not signals.acknowledged(a)
+    assert not a.acknowledged
     assert signals.same_step(a, b, guard.config) == ("paraphrase", 1.0)
 
 
@@ -834,7 +834,7 @@ def test_probe_scripts_under_different_names_are_experiments_not_repeats(monkeyp
     assert [guard.record("Bash", _probe(n, c), FITS_REPORT).action for n, c in names] == ["allow"] * 3
     a, b = (LoopGuard(Config(), embedder=_intents("astropy"))._step("Bash", _probe(n, c), FITS_REPORT, False)
             for n, c in names[:2])
-    assert features.program_files(a.entities) == {"test_qd.py"} and signals.different_programs(a, b)
+    assert a.programs == {"test_qd.py"} and signals.different_programs(a, b)
     assert signals.same_step(a, b, Config()) is None
     again = LoopGuard(Config(), embedder=_intents("astropy"))
     assert [again.record("Bash", _probe("test_qd.py", c), FITS_REPORT).action for c in "abc"][-1] == "warn"
