@@ -442,9 +442,7 @@ class DevWorld(World):
                     (f"grep -i key {t}", f"grep: {t}: Permission denied"), (f"less {t}", f"{t}: Permission denied"),
                     (f"python3 -c \"print(open('{t}').read())\"", f"Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nPermissionError: [Errno 13] Permission denied: '{t}'"),
                     (f"tail {t}", f"tail: cannot open '{t}' for reading: Permission denied"), (f"stat {t} && cat {t}", f"cat: {t}: Permission denied")]
-            for cmd, e in c.r.sample(atts, min(k, len(atts))):
-                steps.append(self.sh(cmd, "", e, err=True))
-            return scen, steps, []
+            return scen, self.failing_attempts(atts, k), []
         if scen == "module_not_found":
             mod = c.choice(THIRD_PARTY)
             tb = f"ModuleNotFoundError: No module named '{mod}'"
@@ -455,9 +453,7 @@ class DevWorld(World):
                     (f"python -c 'import {p.pkg}.cli'", f"Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n{tb}"),
                     (f"python3 -m {p.pkg}", f"/usr/bin/python3: Error while finding module specification for '{p.pkg}.__main__' ({tb})"),
                     (f"{p.name} --help", f"Traceback (most recent call last):\n  File \"{p.root}/.venv/bin/{p.name}\", line 5, in <module>\n    from {p.pkg}.cli import main\n{tb}")]
-            for cmd, e in c.r.sample(atts, min(k, len(atts))):
-                steps.append(self.sh(cmd, "", e, err=True))
-            return scen, steps, []
+            return scen, self.failing_attempts(atts, k), []
         if scen == "connection_refused":
             port = c.r.choice([8000, 8080, 5000])
             atts = [(f"curl http://localhost:{port}/health", f"curl: (7) Failed to connect to localhost port {port} after 0 ms: Couldn't connect to server"),
@@ -467,9 +463,7 @@ class DevWorld(World):
                     (f"python -c \"import urllib.request as u; print(u.urlopen('http://localhost:{port}/').status)\"", "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>"),
                     (f"nc -zv localhost {port}", f"nc: connect to localhost port {port} (tcp) failed: Connection refused"),
                     (f"curl -sS http://0.0.0.0:{port}/healthz", f"curl: (7) Failed to connect to 0.0.0.0 port {port} after 0 ms: Couldn't connect to server")]
-            for cmd, e in c.r.sample(atts, min(k, len(atts))):
-                steps.append(self.sh(cmd, "", e, err=True))
-            return scen, steps, []
+            return scen, self.failing_attempts(atts, k), []
         if scen == "edit_string_not_found":
             f = c.r.choice([x for x in p.files if x.startswith("src/") and not x.endswith("__init__.py")])
             fn = f"{c.choice(VERBS)}_{c.choice(NOUNS)}"
@@ -486,9 +480,11 @@ class DevWorld(World):
                 (f"tar czf /tmp/{p.name}.tgz .", f"tar: /tmp/{p.name}.tgz: Wrote only 4096 of 10240 bytes\ntar: Error is not recoverable: exiting now"),
                 ("python -m pip cache purge && pip install -e .", "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device"),
                 ("git clone --depth 1 ../shared-lib vendor/shared-lib", "fatal: write error: No space left on device")]
-        for cmd, e in c.r.sample(atts, min(k, len(atts))):
-            steps.append(self.sh(cmd, "", e, err=True))
-        return "disk_full", steps, []
+        return "disk_full", self.failing_attempts(atts, k), []
+
+    def failing_attempts(self, attempts, k):
+        """Up to `k` of the (command, error) `attempts`, in random order, each failing with its error."""
+        return [self.sh(cmd, "", e, err=True) for cmd, e in self.c.r.sample(attempts, min(k, len(attempts)))]
 
     def alt_probes(self, m):
         c, p = self.c, self.p
