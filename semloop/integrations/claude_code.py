@@ -36,6 +36,7 @@ import os
 import re
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -251,13 +252,13 @@ def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_er
     import sqlite3
 
     # with a deadline, wait for the database lock only until then: past it the client records
-    store = _store(db, None if deadline is None else max(0.01, deadline - _now()))
+    store = _store(db, None if deadline is None else max(0.01, deadline - time.time()))
     verdicts = []
 
     def step(state: Any) -> Any:  # one atomic read-modify-write; returning None saves nothing
         guard.state = state if state is not None else guard.reset().state  # (Redis may retry)
         verdicts.append(guard.record(tool, tool_input, output, is_error=is_error))
-        if deadline is not None and _now() > deadline:  # the client went in-process: not ours
+        if deadline is not None and time.time() > deadline:  # the client went in-process: not ours
             raise Expired("the client's deadline passed before the step was saved")
         if verdicts[-1].error is not None:  # the detector failed open: keep the stored state as it was
             return None
@@ -276,12 +277,6 @@ def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_er
 
 
 _STOP_FALLBACK = "semloop stopped this run: the agent repeated the same action without progress."
-
-
-def _now() -> float:
-    import time
-
-    return time.time()
 
 
 def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None, db: str | None) -> dict:

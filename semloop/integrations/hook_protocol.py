@@ -25,6 +25,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 PROTOCOL = 1
 MAX_REQUEST = 32 << 20  # bytes; a bigger event is handled in-process by the client
@@ -289,12 +290,6 @@ def call(path: str, message: dict, timeout: float) -> dict | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def now() -> float:
-    import time
-
-    return time.time()
-
-
 def resolve_path(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path)) if path else None
 
@@ -308,7 +303,7 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
         path = socket_path()
         if path is None:
             return None
-        deadline = now() + timeout
+        deadline = time.time() + timeout
         message = {
             "v": PROTOCOL, "op": "hook", "id": identity(), "env": semloop_env(),
             "config": resolve_path(config_path or os.environ.get("SEMLOOP_CONFIG")),

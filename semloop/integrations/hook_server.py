@@ -34,10 +34,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from .hook_protocol import (MAX_REQUEST, PROTOCOL, TOKEN_HEADER, call, ensure_private_dir, http_config, identity,
-                            not_a_socket, now, peer_uid_ok, ping, recv_line, resolve_path, semloop_env, socket_path)
+                            not_a_socket, peer_uid_ok, ping, recv_line, resolve_path, semloop_env, socket_path)
 
 DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits
 
@@ -123,7 +124,7 @@ class _DeadlineLock:
         self.deadline = float(deadline) if isinstance(deadline, (int, float)) else None
 
     def __enter__(self) -> None:
-        wait = -1.0 if self.deadline is None else self.deadline - now()
+        wait = -1.0 if self.deadline is None else self.deadline - time.time()
         if self.deadline is not None and (wait <= 0 or not self.lock.acquire(timeout=wait)):
             from .claude_code import Expired
 
