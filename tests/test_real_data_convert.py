@@ -2,7 +2,7 @@
 semloop trace format, labels join by id, and a label whose onset is outside its trace is refused.
 
 The fixtures are tiny hand-written runs in each source's real shape (tau-bench v1 results, tau2
-simulations, tau2 numbered transcripts, mini-swe-agent trajectories); the real files are not in
+simulations, tau2 numbered transcripts, mini-swe-agent and SWE-agent trajectories); the real files are not in
 the repository."""
 
 import importlib.util
@@ -25,6 +25,7 @@ def _load(name):
 
 tau = _load("tau_conversations")
 mini = _load("mini_swe_agent")
+swe = _load("swe_agent")
 
 
 def _call(cid, name, args):
@@ -105,6 +106,31 @@ def test_mini_swe_agent_turns_including_rejected_ones():
     assert [s["input"]["command"] for s in steps] == ["ls", "echo 1\necho 2", "python a.py"]
     assert [bool(s.get("is_error")) for s in steps] == [False, True, True]
     assert steps[1]["output"].startswith("Please always provide EXACTLY ONE action")
+
+
+def test_swe_agent_actions_become_bash_steps_named_by_model_and_instance(tmp_path):
+    traj = {"environment": "swe_main", "history": [{"role": "system", "content": "..."}],
+            "info": {"exit_status": "submitted"},
+            "trajectory": [
+                {"action": "open src/A.java\n", "observation": "[File: /repo/src/A.java (2 lines total)]\n1:class A {}",
+                 "response": "...", "state": "{}", "thought": "look"},
+                {"action": "javac A.java\n", "observation": "/bin/bash: line 1: javac: command not found",
+                 "response": "...", "state": "{}", "thought": "compile"},
+                {"action": "submit\n", "observation": None, "response": "...", "state": "{}", "thought": "done"},
+            ]}
+    run_dir = tmp_path / "trajs_root" / "20240825_SWE-agent_gpt-4o-mini" / "trajs"
+    run_dir.mkdir(parents=True)
+    (run_dir / "org__repo-12.traj").write_text(json.dumps(traj))
+    (tmp_path / "labels.jsonl").write_text(json.dumps(
+        {"id": "java/swe-agent/gpt-4o-mini/org__repo-12", "label": {"loop": False, "onset": None, "kind": None},
+         "confidence": "high", "note": "three different steps", "split": "dev"}) + "\n")
+    assert swe.main(["--trajs", str(tmp_path / "trajs_root"), "--name", "java/swe-agent", "--labels",
+                     str(tmp_path / "labels.jsonl"), "--out", str(tmp_path / "out")]) == 0
+    (trace,) = load_traces(tmp_path / "out" / "java_swe-agent_dev.jsonl")
+    assert trace.id == "java/swe-agent/gpt-4o-mini/org__repo-12"
+    assert [s.input["command"] for s in trace.steps] == ["open src/A.java", "javac A.java", "submit"]
+    assert trace.steps[1].output.endswith("javac: command not found") and trace.steps[2].output == ""
+    assert not any(s.is_error for s in trace.steps)  # SWE-agent records no exit codes
 
 
 def test_labels_join_by_id_and_the_output_loads_as_traces(tmp_path):
