@@ -2,7 +2,7 @@
 semloop trace format, labels join by id, and a label whose onset is outside its trace is refused.
 
 The fixtures are tiny hand-written runs in each source's real shape (tau-bench v1 results, tau2
-simulations, tau2 numbered transcripts, mini-swe-agent and SWE-agent trajectories); the real files are not in
+simulations, tau2 numbered transcripts, mini-swe-agent and SWE-agent trajectories, BrowserGym step folders); the real files are not in
 the repository."""
 
 import importlib.util
@@ -26,6 +26,7 @@ def _load(name):
 tau = _load("tau_conversations")
 mini = _load("mini_swe_agent")
 swe = _load("swe_agent")
+browsergym = _load("browsergym")
 
 
 def _call(cid, name, args):
@@ -131,6 +132,33 @@ def test_swe_agent_actions_become_bash_steps_named_by_model_and_instance(tmp_pat
     assert [s.input["command"] for s in trace.steps] == ["open src/A.java", "javac A.java", "submit"]
     assert trace.steps[1].output.endswith("javac: command not found") and trace.steps[2].output == ""
     assert not any(s.is_error for s in trace.steps)  # SWE-agent records no exit codes
+
+
+def test_browsergym_actions_become_calls_answered_by_the_next_page(tmp_path):
+    def info(n, action, url, error="", tree="RootWebArea 'Dashboard'"):
+        return {"step": n, "action": action, "obs": {"open_pages_urls": [url], "active_page_index": [0],
+                                                     "last_action_error": error, "axtree_txt": tree}}
+    run = tmp_path / "results" / "task_7"
+    run.mkdir(parents=True)
+    pages = [info(0, "<think>open it</think>\n<action>\n```click('431')```\n</action>", "http://shop/admin"),
+             info(1, "<think>fill</think>\n<action>\n```fill('749', '01/01/2022')```", "http://shop/report",
+                  tree="RootWebArea 'Bestsellers'"),
+             info(2, "<action>\n```click(\"12\", button=\"left\")```</action", "http://shop/report",
+                  error="TimeoutError: Locator.fill: Timeout 500ms exceeded."),
+             info(3, "<action>\n```x = 1\nclick('3')```\n</action>", "http://shop/report"),
+             info(4, "```send_msg_to_user('Quest Band')```", "http://shop/report"),
+             info(5, "```send_msg_to_user('Quest Band')```", "http://shop/report")]  # the final page: not an action
+    for n, page in enumerate(pages):
+        (run / f"steps_info_{n}.json").write_text(json.dumps(page))
+    (run / "summary_info.json").write_text(json.dumps({"n_steps": 5}))
+    steps = browsergym.run_steps(run)
+    assert [(s["tool"], s["input"]) for s in steps] == [
+        ("click", {"bid": "431"}), ("fill", {"bid": "749", "value": "01/01/2022"}),
+        ("click", {"bid": "12", "button": "left"}), ("browser", {"action": "x = 1\nclick('3')"}),
+        ("send_msg_to_user", {"text": "Quest Band"})]
+    assert steps[0]["output"] == "URL: http://shop/report\nRootWebArea 'Bestsellers'"  # the page the click led to
+    assert steps[1]["is_error"] and steps[1]["output"].splitlines()[1].startswith("TimeoutError")
+    assert not steps[0].get("is_error") and len(steps) == 5
 
 
 def test_labels_join_by_id_and_the_output_loads_as_traces(tmp_path):
