@@ -141,7 +141,10 @@ def call_keys(tool: str, tool_input: Any) -> tuple[str, str, str, list[str]]:
                             ensure_ascii=False)
     values: list[str] = []
     _leaves(acted, values)
-    return exact, digest(normalized), digest(_NUMBER.sub("#", normalized)), values
+    marked = _mark_ids(normalize_value(acted))
+    skeleton = normalized if marked is None else json.dumps([normalize_text(tool), marked], sort_keys=True,
+                                                            separators=(",", ":"), ensure_ascii=False)
+    return exact, digest(normalized), digest(_NUMBER.sub("#", skeleton)), values
 
 
 # -- text rendering --------------------------------------------------------------------------
@@ -289,6 +292,36 @@ def program_files(entities: frozenset[str]) -> frozenset[str]:
     return frozenset(e for e in entities if _PROGRAM.search(e))
 
 
+# A search that prints nothing found nothing: `find`, `grep`, `which` (also at the end of a pipe:
+# `pip list | grep x`), or a tool named for searching. Its empty output is the "empty" answer
+# (`error_class`), the one varied attempts can keep getting; an empty `cd` or `export` says nothing.
+_SEARCH_COMMAND = re.compile(r"(?:^|[|;&(]\s*)(?:find|grep|egrep|fgrep|rg|ag|ack|locate|which|whereis|fd|git grep)\s",
+                             re.M)
+_SEARCH_TOOL = re.compile(r"search|find|grep|glob|lookup|locate", re.I)
+
+
+def is_search(tool: str, values: list[str]) -> bool:
+    """Whether a call searches (see `_SEARCH_COMMAND`): its tool's name, or a search command in
+    its first value (a shell tool's command)."""
+    return bool(_SEARCH_TOOL.search(tool)) or bool(values) and bool(_SEARCH_COMMAND.search(values[0][:2000]))
+
+
+# Calls that change a file through an editor command rather than a shell: the result shows the
+# edited text, not a bare acknowledgement, so `is_acknowledgement` cannot tell them. SWE-agent's
+# `edit 12:14` and `create f`, and the str_replace editors (SWE-agent 1.x, OpenHands, Anthropic's
+# text editor tool: `{"command": "str_replace", "path": ...}`, or the same as one command line).
+_EDIT_COMMAND = re.compile(r"^\s*(?:edit\s+\d+(?::\d+)?\s|create\s+\S|(?:str_replace_editor\s+)?"
+                           r"(?:str_replace|insert|create)\s+/\S)")
+_EDITOR_COMMANDS = frozenset({"create", "str_replace", "insert"})
+
+
+def is_edit(tool_input: Any, values: list[str]) -> bool:
+    """Whether a call edits a file through an editor command (see `_EDIT_COMMAND`)."""
+    if isinstance(tool_input, dict) and tool_input.get("command") in _EDITOR_COMMANDS:
+        return True
+    return bool(values) and bool(_EDIT_COMMAND.match(values[0][:200]))
+
+
 def input_words(values: list[str], limit: int = 64) -> frozenset[str]:
     """The words of a call's values (casefolded, bounded): what a result may merely echo."""
     return frozenset(_TOKEN.findall(excerpt(" ".join(values), 2000).casefold())[:limit])
@@ -419,7 +452,7 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("syntax", r"syntax ?error|unexpected token|parse error"),
     ("disk", r"no space left|enospc|disk (is )?full|quota exceeded|errno 28"),
     ("memory", r"out of memory|cannot allocate memory|memoryerror|oomkilled"),
-    ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows|files|items|entries)( found)?|"
+    ("empty", r"^\(?0 rows\)?$|please narrow your search|too many (results|matches)|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows|files|items|entries)( found)?|"
               r"found 0 |\b0 (results|matches|hits)\b"),
     ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
     ("error", r"^(error|fatal|err!)\b|npm err!|\berror:|^traceback|\bexception\b|\bfailed\b"),
@@ -437,16 +470,19 @@ _ERROR_WORDS = (
     "unreachable", "rate limit", "too many requests", "429", "syntax", "unexpected token", "no space left",
     "enospc", "disk", "quota exceeded", "out of memory", "cannot allocate memory", "oomkilled", "0 rows", "[]",
     "{}", "null", "none", "no results", "no matches", "no records", "no rows", "no files", "no items",
-    "no entries", "found 0 ", "0 results", "0 matches", "0 hits", "exit", "failed", "fatal", "traceback",
+    "no entries", "found 0 ", "narrow your search", "too many", "0 results", "0 matches", "0 hits", "exit", "failed", "fatal", "traceback",
     "exception")
 
 
-def error_class(text: str, is_error: bool = False) -> str | None:
+def error_class(text: str, is_error: bool = False, search: bool = False) -> str | None:
     """The error class of a result: the first class whose pattern occurs early in it; "other"
     for a flagged error that fits none (the same-error signal then relies on the errors' shared
     content); else None. A long output not flagged as an error is judged on its first line only —
     a source file or web page that *mentions* "timeout" or "not found" is not an error. "empty"
-    (no rows, no results, `[]`) is the non-informative answer that varied attempts can keep getting."""
+    (no rows, no results, `[]`, "too many results, narrow your search", and no output at all from
+    a `search`: `is_search`) is the non-informative answer that varied attempts can keep getting."""
+    if search and not text.strip():
+        return "empty"
     head = (text[:600] if is_error else text.lstrip()[:200].split("\n", 1)[0]).casefold()
     # substring tests are ~20x cheaper than the regex; most heads contain none of the words
     if any(word in head for word in _ERROR_WORDS) and _ANY_ERROR.search(head):
@@ -536,9 +572,33 @@ def is_pending(normalized_result: str) -> bool:
 def skeleton_signature(tool: str, tool_input: Any) -> str:
     """The normalized signature with small standalone numbers replaced by `#`: calls that differ
     only in a creeping number (`max_depth` 2, 3, 4…, a growing `limit`, `sleep 5` → `sleep 10`)
-    share it; calls on different ids (`T-79797`, `/orders/3462`, `8349118980`) do not."""
-    text = canonical_json([normalize_text(tool), normalize_value(action(tool_input))])
-    return digest(_NUMBER.sub("#", text))
+    share it; calls on different ids (`T-79797`, `/orders/3462`, `8349118980`, `{"bid": "1123"}`)
+    do not."""
+    value = normalize_value(action(tool_input))
+    marked = _mark_ids(value)
+    return digest(_NUMBER.sub("#", canonical_json([normalize_text(tool), value if marked is None else marked])))
+
+
+# Keys (casefolded) whose value names a thing rather than sets an amount: a browser element (`bid`),
+# a record (`order_id`), a position in a list (`index`). Their numbers are ids, whatever their size.
+_ID_KEY = re.compile(r"(?:^|[_-])(?:id|ids|bid|uid|uuid|ref|idx|index)$")
+
+
+def _mark_ids(value: Any, key: str = "") -> Any:
+    """`value` with the leaves under identifier keys (`_ID_KEY`) prefixed by `#`, which `_NUMBER`
+    does not mask: clicking element 1123, then 845, is two targets, not a number creeping. None
+    when there are none (the common case: the caller keeps its text)."""
+    if isinstance(value, dict):
+        marked = {k: _mark_ids(v, k) for k, v in value.items()}
+        return None if all(m is None for m in marked.values()) else \
+            {k: v if marked[k] is None else marked[k] for k, v in value.items()}
+    if isinstance(value, list):
+        marked_items = [_mark_ids(v, key) for v in value]
+        return None if all(m is None for m in marked_items) else \
+            [v if m is None else m for v, m in zip(value, marked_items)]
+    if key and not isinstance(value, bool) and isinstance(value, (str, int, float)) and _ID_KEY.search(key):
+        return f"#{value}"
+    return None
 
 
 # A small standalone number (an option value); not a part of an id (`T-79797`, `#W123`, `/orders/3462`)

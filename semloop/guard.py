@@ -183,9 +183,9 @@ class LoopGuard:
         cfg = self.config
         text = features.render_value(output)
         result = features.normalize_result(text)
-        error_class = features.error_class(text, is_error)
-        sketch, size = features.result_sketch(result)
         exact_sig, norm_sig, skeleton_sig, values = features.call_keys(tool, tool_input)
+        error_class = features.error_class(text, is_error, search=not text.strip() and features.is_search(tool, values))
+        sketch, size = features.result_sketch(result)
         vec = None
         is_message = features.is_message_tool(tool, cfg.message_tools)
         entities = features.entities(values)
@@ -221,6 +221,7 @@ class LoopGuard:
             pending=error_class is None and features.is_pending(result),
             acknowledged=features.is_acknowledgement(short_words, size, input_words),
             programs=features.program_files(entities),
+            edits=features.is_edit(tool_input, values),
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -332,12 +333,13 @@ def _foreground_facts(state: SessionState, facts: frozenset) -> frozenset:
 
 
 def _is_write(step: StepRecord, state: SessionState) -> bool:
-    """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`): an edit,
-    a file written. What runs or reads after it checks it (`signals.since_progress`,
-    `signals.update_clusters`). Not an empty result (a `think` note answers nothing), and not the
+    """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`) or through
+    an editor (`StepRecord.edits`, whose result shows the edited text): an edit, a file written.
+    What runs or reads after it checks it (`signals.since_progress`, `signals.update_clusters`).
+    Not an empty result (a `think` note answers nothing), and not the
     same call again (the same edit twice is no news)."""
-    return (not step.is_error and not step.is_message and step.result_size > 0 and step.acknowledged
-            and _new_call(step, state))
+    return (not step.is_error and not step.is_message and step.result_size > 0
+            and (step.acknowledged or step.edits) and _new_call(step, state))
 
 
 def _is_work(step: StepRecord, state: SessionState) -> bool:

@@ -213,8 +213,11 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     if not step.is_error or step.error_class is None:
         return None
     # A specific reason (permission, not found, ...) shared by varied attempts needs only some
-    # shared content; a generic failure ("exit code 1") must be the same failure.
-    generic = step.error_class in GENERIC_ERRORS
+    # shared content; a generic failure ("exit code 1") must be the same failure. So must an error
+    # that comes with a whole page or listing (more than FACT_RESULT words): there the content is
+    # the news — a browser's "Timeout 500ms exceeded" over the new page each click opened — and
+    # two pages of one site share their menus, not what was found.
+    generic = step.error_class in GENERIC_ERRORS or step.result_size > FACT_RESULT
     overlap = cfg.result_threshold if generic else ERROR_OVERLAP
     hits = []
     for prev in since_progress(state, step):

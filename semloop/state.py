@@ -44,6 +44,7 @@ class StepRecord:
     pending: bool = False  # the result reports a status still in progress (features.is_pending)
     acknowledged: bool = False  # the result only says the call ran (features.is_acknowledgement)
     programs: frozenset = frozenset()  # program files the call writes or runs (features.program_files)
+    edits: bool = False  # the call edits a file through an editor (features.is_edit)
 
 
 @dataclass(slots=True)
@@ -59,7 +60,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 6
+STATE_FORMAT = 7
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 
@@ -72,7 +73,7 @@ class SessionState:
     tool_counts: Counter = field(default_factory=Counter)
     steps_seen: int = 0
     last_novel: int = -1  # index of the latest step that brought a new result: progress
-    last_write: int = -1  # index of the latest new call answered by a bare acknowledgement: a write (guard._is_write)
+    last_write: int = -1  # index of the latest new call that wrote: acknowledged, or an editor's edit (guard._is_write)
     last_work: int = -1  # the same, counting tool calls only (a reply to a message is always new)
     warnings: int = 0
     clean_streak: int = 0

@@ -873,3 +873,124 @@ def test_a_view_after_an_edit_of_the_same_kind_checks_the_edit():
                                     MINI_SWE_EMPTY).action)
         actions.append(guard.record("Bash", view, FILE_VIEW).action)
     assert set(actions) == {"allow"}
+
+
+# -- the fifth pass: what SWE-agent runs on Java showed (benchmarks/labels/swe_agent_java.jsonl) ----
+
+FIXES = ("requireNonNull(name)", "Collections.unmodifiableMap(beans)", "synchronized (lock) {", "return Optional.empty();")
+
+
+def _java_window(k: int) -> str:
+    body = "\n".join(f"{n}:    private final Map<String, Object> field{n} = new HashMap<>();" for n in range(1, 60))
+    return f"[File: /repo/src/main/java/org/x/Beans.java (160 lines total)]\n{body}\n60:    {FIXES[k - 1] if k else ''}"
+
+
+def _edit_and_view(monkeypatch, editor_writes: bool):
+    if not editor_writes:
+        monkeypatch.setattr(features, "is_edit", lambda tool_input, values: False)
+    guard = LoopGuard(Config(), embedder=_intents("Beans.java", *FIXES))  # four different edits
+    view = {"command": "open src/main/java/org/x/Beans.java"}
+    actions = [guard.record("bash", view, _java_window(0)).action]
+    for k in range(1, 5):
+        edit = {"command": f"edit 60:60\n    {FIXES[k - 1]}\nend_of_edit"}
+        actions.append(guard.record("bash", edit, _java_window(k)).action)
+        actions.append(guard.record("bash", view, _java_window(k)).action)
+    return actions
+
+
+def test_a_view_after_an_editor_edit_checks_the_edit(monkeypatch):
+    """SWE-agent's `edit 60:60 ... end_of_edit` answers with the edited file, not "done", so only
+    the call says it wrote (`features.is_edit`); re-opening the file after it checks the edit.
+    Mutation: `is_edit` always False (the views then make a stale cluster)."""
+    assert set(_edit_and_view(monkeypatch, editor_writes=True)) == {"allow"}
+    assert "warn" in _edit_and_view(monkeypatch, editor_writes=False)
+
+
+def test_editor_commands_are_edits_and_views_are_not():
+    assert features.is_edit({"command": "edit 12:14\nx = 1\nend_of_edit"}, ["edit 12:14\nx = 1\nend_of_edit"])
+    assert features.is_edit({"command": "create reproduce.java"}, ["create reproduce.java"])
+    assert features.is_edit({"command": "str_replace", "path": "/repo/a.py", "old_str": "a", "new_str": "b"}, [])
+    for command in ("open src/A.java", "goto 120", "edit", "python edit.py", "view /repo/a.py"):
+        assert not features.is_edit({"command": command}, [command])
+    assert not features.is_edit({"command": "view", "path": "/repo/a.py"}, [])
+
+
+def _searches(commands, output):
+    guard = LoopGuard(Config(), embedder=_intents("find", "export"))
+    return [guard.record("bash", {"command": c}, output).action for c in commands]
+
+
+def test_searches_that_print_nothing_keep_getting_the_empty_answer(monkeypatch):
+    """`find` in /usr, /opt, ~ for a JDK that is not there: no output each time is the "empty"
+    answer varied attempts keep getting (`error_class(..., search=True)`); three `export`s that
+    print nothing are not searches. Mutation: `is_search` always False."""
+    finds = [f'find {where} -name "javac" 2>/dev/null' for where in ("/usr", "/opt", "~")]
+    exports = ["export JAVA_HOME=/usr/lib/jvm/java-11", "export PATH=$JAVA_HOME/bin:$PATH", "export M2_HOME=/opt/maven"]
+    assert _searches(finds, "") == ["allow", "allow", "warn"]
+    assert _searches(exports, "") == ["allow"] * 3
+    monkeypatch.setattr(features, "is_search", lambda tool, values: False)
+    assert _searches(finds, "") == ["allow"] * 3
+
+
+def test_search_commands_and_tools():
+    assert features.is_search("bash", ["pip list | grep jackson"]) and features.is_search("Grep", [])
+    assert features.is_search("bash", ["which javac"]) and features.is_search("search_dir", ["Test"])
+    assert not features.is_search("bash", ["export FINDER=1"]) and not features.is_search("bash", ["cd /usr/find"])
+    assert features.error_class("", search=True) == "empty" and features.error_class("") is None
+    assert features.error_class("  \n", is_error=True, search=True) == "empty"
+
+
+def test_too_many_matches_is_the_empty_answer():
+    """SWE-agent's "More than 475 files matched ... Please narrow your search." answers nothing,
+    like "No matches found": three broad searches that keep getting it are stuck."""
+    text = 'More than {n} files matched for "{term}" in /repo/src/test. Please narrow your search.'
+    assert features.error_class(text.format(n=475, term="Test")) == "empty"
+    guard = LoopGuard(Config(), embedder=_intents("search_dir"))
+    actions = [guard.record("bash", {"command": f'search_dir "{term}" src/test'}, text.format(n=n, term=term)).action
+               for term, n in (("Test", 475), ("Deserialization", 126), ("ObjectMapper", 438))]
+    assert actions == ["allow", "allow", "warn"]
+
+
+# -- the sixth pass: a browser agent (benchmarks/labels/webarena_browsergym.jsonl) -------------------
+
+CHROME = " ".join(f"[{100 + n}] link 'Menu {word}'" for n, word in enumerate(
+    "dashboard sales catalog customers marketing content reports stores system partners extensions account "
+    "orders invoices shipments transactions billing agreements products categories inventory attributes "
+    "search terms ratings reviews newsletter pages blocks widgets themes".split()))
+
+
+def _page(url: str, topic: str, focused: str = "") -> str:
+    """A shop page: the shared menus, then rows naming what this page is about."""
+    body = " ".join(f"row '{word}{topic.split()[-1]}{k}'" for k in range(3) for word in
+                    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike oscar".split())
+    return f"URL: http://shop/{url}\nRootWebArea '{topic}'\n{CHROME}\n{body}\n[{focused}] button 'Filters', focused"
+
+
+def test_element_ids_are_targets_not_a_creeping_number(monkeypatch):
+    """`click(bid="1123")`, then 845, then 967 on one page that looks the same: three elements, not
+    a number creeping (`features._ID_KEY`: the value of `bid`, `order_id`, `index` is an id).
+    Mutation: `_ID_KEY` matching nothing (the clicks then share a skeleton and warn)."""
+    def clicks():
+        guard = LoopGuard(Config(), embedder=_intents("click"))
+        return [guard.record("click", {"bid": bid}, _page("admin/sales/order", "Orders", focused=bid)).action
+                for bid in ("1123", "845", "967")]
+    assert clicks() == ["allow"] * 3
+    assert features.skeleton_signature("t", {"depth": 2}) == features.skeleton_signature("t", {"depth": 3})
+    monkeypatch.setattr(features, "_ID_KEY", __import__("re").compile(r"$^"))
+    assert "warn" in clicks()
+
+
+def test_an_error_over_a_new_page_is_not_the_same_failure(monkeypatch):
+    """BrowserGym reports "Timeout 500ms exceeded" on clicks that did open the next order: with a
+    whole page after it (more than FACT_RESULT words) an error must come with the same content to
+    be the same failure; pages of one shop share their menus. Mutation: drop the size condition
+    (the loose ERROR_OVERLAP then matches the shared menus)."""
+    timeout = "TimeoutError: Locator.click: Timeout 500ms exceeded."
+
+    def orders():
+        guard = LoopGuard(Config(), embedder=_intents("click"))
+        return [guard.record("click", {"bid": bid}, f"{timeout}\n" + _page(f"order/view/{n}", f"Order {n}"),
+                             is_error=True).action for bid, n in (("1379", 197), ("1381", 196), ("1383", 195))]
+    assert orders() == ["allow"] * 3
+    monkeypatch.setattr(signals, "FACT_RESULT", 10 ** 9)
+    assert "warn" in orders()
