@@ -137,12 +137,14 @@ def call_keys(tool: str, tool_input: Any) -> tuple[str, str, str, list[str]]:
     if isinstance(acted, dict):  # `action`, on the already JSON-compatible input
         kept = {k: v for k, v in acted.items() if k.casefold() not in COMMENTARY_KEYS}
         acted = kept if kept or not acted else acted
-    normalized = json.dumps([normalize_text(tool), normalize_value(acted)], sort_keys=True, separators=(",", ":"),
+    normalized_tool, normalized_value = normalize_text(tool), normalize_value(acted)
+    normalized = json.dumps([normalized_tool, normalized_value], sort_keys=True, separators=(",", ":"),
                             ensure_ascii=False)
     values: list[str] = []
     _leaves(acted, values)
-    marked = _mark_ids(normalize_value(acted))
-    skeleton = normalized if marked is None else json.dumps([normalize_text(tool), marked], sort_keys=True,
+    # the skeleton masks small numbers, except those that name something (`_mark_ids`)
+    marked = _mark_ids(normalized_value)
+    skeleton = normalized if marked is None else json.dumps([normalized_tool, marked], sort_keys=True,
                                                             separators=(",", ":"), ensure_ascii=False)
     return exact, digest(normalized), digest(_NUMBER.sub("#", skeleton)), values
 
@@ -452,8 +454,8 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("syntax", r"syntax ?error|unexpected token|parse error"),
     ("disk", r"no space left|enospc|disk (is )?full|quota exceeded|errno 28"),
     ("memory", r"out of memory|cannot allocate memory|memoryerror|oomkilled"),
-    ("empty", r"^\(?0 rows\)?$|please narrow your search|too many (results|matches)|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows|files|items|entries)( found)?|"
-              r"found 0 |\b0 (results|matches|hits)\b"),
+    ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows|files|items|entries)( found)?|"
+              r"found 0 |\b0 (results|matches|hits)\b|please narrow your search|too many (results|matches)"),
     ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
     ("error", r"^(error|fatal|err!)\b|npm err!|\berror:|^traceback|\bexception\b|\bfailed\b"),
 ]]
@@ -470,8 +472,8 @@ _ERROR_WORDS = (
     "unreachable", "rate limit", "too many requests", "429", "syntax", "unexpected token", "no space left",
     "enospc", "disk", "quota exceeded", "out of memory", "cannot allocate memory", "oomkilled", "0 rows", "[]",
     "{}", "null", "none", "no results", "no matches", "no records", "no rows", "no files", "no items",
-    "no entries", "found 0 ", "narrow your search", "too many", "0 results", "0 matches", "0 hits", "exit", "failed", "fatal", "traceback",
-    "exception")
+    "no entries", "found 0 ", "0 results", "0 matches", "0 hits", "narrow your search", "too many", "exit",
+    "failed", "fatal", "traceback", "exception")
 
 
 def error_class(text: str, is_error: bool = False, search: bool = False) -> str | None:

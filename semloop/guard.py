@@ -336,8 +336,8 @@ def _is_write(step: StepRecord, state: SessionState) -> bool:
     """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`) or through
     an editor (`StepRecord.edits`, whose result shows the edited text): an edit, a file written.
     What runs or reads after it checks it (`signals.since_progress`, `signals.update_clusters`).
-    Not an empty result (a `think` note answers nothing), and not the
-    same call again (the same edit twice is no news)."""
+    Not an empty result (a `think` note answers nothing), and not the same call again (the same
+    edit twice is no news)."""
     return (not step.is_error and not step.is_message and step.result_size > 0
             and (step.acknowledged or step.edits) and _new_call(step, state))
 
