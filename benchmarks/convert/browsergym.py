@@ -21,7 +21,6 @@ Usage::
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import re
@@ -29,7 +28,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by file path (the tests)
-from labeled_splits import load_labels, write_labeled  # noqa: E402
+from labeled_splits import parser, write_named  # noqa: E402
 
 # BrowserGym's action functions and their parameter names (browsergym.core.action.functions), so a
 # positional call becomes the keyword input a tool-calling integration would record.
@@ -91,21 +90,10 @@ def run_steps(folder: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=Path, required=True, help="directory holding task_*/steps_info_*.json")
-    ap.add_argument("--name", required=True, help="trace-id prefix, e.g. webarena/colorbrowser-gpt-5")
-    ap.add_argument("--labels", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
-    args = ap.parse_args(argv)
-
-    labels = load_labels(args.labels)
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.name.replace("/", "_")
-    traces = [{"id": f"{args.name}/{folder.name}", "source": args.name.replace("/", ":", 1),
-               "steps": run_steps(folder)}
-              for folder in sorted(args.runs.glob("task_*")) if folder.is_dir()]
-    write_labeled(traces, labels, args.out, stem, args.unlabeled)
+    args = parser(__doc__, "--runs", "directory holding task_*/steps_info_*.json").parse_args(argv)
+    write_named([{"id": f"{args.name}/{folder.name}", "source": args.name.replace("/", ":", 1),
+                  "steps": run_steps(folder)}
+                 for folder in sorted(args.runs.glob("task_*")) if folder.is_dir()], args)
     return 0
 
 

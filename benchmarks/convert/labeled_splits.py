@@ -6,6 +6,7 @@ A label file holds one JSON object per line: ``{"id", "label", "confidence", "no
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -55,3 +56,25 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
     with open(path, "w") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def parser(doc: str, source: str, source_help: str) -> argparse.ArgumentParser:
+    """The command line of a converter of one source: `source` (a folder or file option), then
+    ``--name`` (trace-id prefix), ``--labels``, ``--out`` and ``--unlabeled``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument(source, type=Path, required=True, help=source_help)
+    ap.add_argument("--name", required=True, help="trace-id prefix, e.g. mini-swe-agent/gemini-3-pro")
+    add_output_args(ap)
+    return ap
+
+
+def add_output_args(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--labels", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
+
+
+def write_named(traces: list[dict], args: argparse.Namespace) -> set[str]:
+    """`write_labeled` for a converter made with `parser`: its labels, under ``<out>/<name>_*``."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    return write_labeled(traces, load_labels(args.labels), args.out, args.name.replace("/", "_"), args.unlabeled)

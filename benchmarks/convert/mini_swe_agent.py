@@ -22,14 +22,13 @@ Usage::
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by file path (the tests)
-from labeled_splits import load_labels, write_labeled  # noqa: E402
+from labeled_splits import parser, write_named  # noqa: E402
 
 _BASH = re.compile(r"```bash\s*\n(.*?)\n?```", re.S)
 _RC = re.compile(r"<returncode>(-?\d+)</returncode>")
@@ -65,24 +64,14 @@ def traj_steps(messages: list[dict]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trajs", type=Path, required=True, help="directory holding */<id>.traj.json")
-    ap.add_argument("--name", required=True, help="trace-id prefix, e.g. mini-swe-agent/gemini-3-pro")
-    ap.add_argument("--labels", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
-    args = ap.parse_args(argv)
-
-    labels = load_labels(args.labels)
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.name.replace("/", "_")
+    args = parser(__doc__, "--trajs", "directory holding */<id>.traj.json").parse_args(argv)
     traces = []
     for path in sorted(args.trajs.glob("**/*.traj.json")):
         data = json.loads(path.read_text())
         instance = data.get("instance_id") or path.name.removesuffix(".traj.json")
         traces.append({"id": f"{args.name}/{instance}", "source": args.name.replace("/", ":", 1),
                        "steps": traj_steps(data["messages"])})
-    write_labeled(traces, labels, args.out, stem, args.unlabeled)
+    write_named(traces, args)
     return 0
 
 

@@ -20,13 +20,12 @@ Usage::
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by file path (the tests)
-from labeled_splits import load_labels, write_labeled  # noqa: E402
+from labeled_splits import parser, write_named  # noqa: E402
 
 
 def traj_steps(trajectory: list[dict]) -> list[dict]:
@@ -40,24 +39,14 @@ def model_of(run_dir: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trajs", type=Path, required=True, help="directory holding */trajs/<instance>.traj")
-    ap.add_argument("--name", required=True, help="trace-id prefix, e.g. multi-swe-bench-java/swe-agent")
-    ap.add_argument("--labels", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
-    args = ap.parse_args(argv)
-
-    labels = load_labels(args.labels)
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.name.replace("/", "_")
+    args = parser(__doc__, "--trajs", "directory holding */trajs/<instance>.traj").parse_args(argv)
     traces = []
     for path in sorted(args.trajs.glob("*/trajs/*.traj")):
         model = model_of(path.parent.parent.name)
         data = json.loads(path.read_text())
         traces.append({"id": f"{args.name}/{model}/{path.stem}", "source": f"{args.name.replace('/', ':', 1)}:{model}",
                        "steps": traj_steps(data["trajectory"])})
-    write_labeled(traces, labels, args.out, stem, args.unlabeled)
+    write_named(traces, args)
     return 0
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by file path (the tests)
-from labeled_splits import load_labels, write_labeled  # noqa: E402
+from labeled_splits import add_output_args, load_labels, write_labeled  # noqa: E402
 
 TAU2_GREETING = "Hi! How can I help you today?"
 
@@ -190,9 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", action="append", required=True, metavar="KIND:NAME:PATH",
                     help="kind tau1|tau2|tau2-transcript, trace-id prefix (e.g. tau2/gpt-4.1-retail), results file")
-    ap.add_argument("--labels", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--unlabeled", action="store_true", help="also write <name>_all.jsonl")
+    add_output_args(ap)
     args = ap.parse_args(argv)
 
     labels = load_labels(args.labels)
