@@ -216,12 +216,16 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     # shared content; a generic failure ("exit code 1") must be the same failure. So must an error
     # that comes with a whole page or listing (more than FACT_RESULT words): there the content is
     # the news — a browser's "Timeout 500ms exceeded" over the new page each click opened — and
-    # two pages of one site share their menus, not what was found.
-    generic = step.error_class in GENERIC_ERRORS or step.result_size > FACT_RESULT
+    # two pages of one site share their menus, not what was found. Such results whose first lines
+    # differ (another URL: page 2, then page 3 of a list) are about different things altogether.
+    long_result = step.result_size > FACT_RESULT
+    generic = step.error_class in GENERIC_ERRORS or long_result
     overlap = cfg.result_threshold if generic else ERROR_OVERLAP
     hits = []
     for prev in since_progress(state, step):
         if prev.error_class != step.error_class or not related(step, prev, cfg):
+            continue
+        if long_result and step.result_head and prev.result_head and step.result_head != prev.result_head:
             continue
         sim = result_match(step, prev)
         if sim < overlap and not generic:  # short specific errors may share only a path

@@ -994,3 +994,20 @@ def test_an_error_over_a_new_page_is_not_the_same_failure(monkeypatch):
     assert orders() == ["allow"] * 3
     monkeypatch.setattr(signals, "FACT_RESULT", 10 ** 9)
     assert "warn" in orders()
+
+
+def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatch):
+    """Pages 2, 3 and 4 of an order history, each reached by a click BrowserGym reports as timed
+    out: the rows differ little, but each result's first line names another page, so they are not
+    one failure repeated. Mutation: drop the first-line check for errors with a whole page."""
+    timeout = "TimeoutError: Locator.click: Timeout 500ms exceeded."
+
+    def history_pages():
+        guard = LoopGuard(Config(), embedder=_intents("click"))
+        return [guard.record("click", {"bid": bid}, _page(f"sales/order/history/?p={p}", "My Orders").replace(
+            "\n", f"\n{timeout}\n", 1) + f" page {p}", is_error=True).action
+            for bid, p in (("1447", 2), ("1498", 3), ("1512", 4))]
+    assert history_pages() == ["allow"] * 3
+    real_head = features.result_head
+    monkeypatch.setattr(features, "result_head", lambda text: real_head("the same first line for every page"))
+    assert "warn" in history_pages()
