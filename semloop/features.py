@@ -457,7 +457,8 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows|files|items|entries)( found)?|"
               r"found 0 |\b0 (results|matches|hits)\b|please narrow your search|too many (results|matches)"),
     ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
-    ("error", r"^(error|fatal|err!)\b|npm err!|\berror:|^traceback|\bexception\b|\bfailed\b"),
+    ("error", r"^(error|fatal|err!)\b|npm err!|\berror:|^traceback|\bexception\b|\bfailed\b|"
+              r"^\{\s*\"(error|errors|error_message)\"\s*:(?!\s*(null|false|\"\"|\{\}|\[\]))"),
 ]]
 
 

@@ -1011,3 +1011,29 @@ def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatc
     real_head = features.result_head
     monkeypatch.setattr(features, "result_head", lambda text: real_head("the same first line for every page"))
     assert "warn" in history_pages()
+
+
+# -- an error object is an error, in any language (tau2 student domains, benchmarks/labels) ---------
+
+def test_a_json_error_object_is_an_error(monkeypatch):
+    """`{"error": "Producto 'Urea' no encontrado."}` for three guessed names: the tool said it
+    failed, in a key, not in English words. A null or empty error is not one. Mutation: drop the
+    JSON-error alternative from the "error" class (the lookups then look like three answers)."""
+    assert features.error_class('{"error": "Producto \'Urea\' no encontrado."}') == "error"
+    assert features.error_class('{"errors": ["bad date"]}') == "error"
+    for fine in ('{"error": null, "data": 1}', '{"error": ""}', '{"error": false}', '{"result": "ok"}'):
+        assert features.error_class(fine) is None
+
+    def lookups():
+        guard = LoopGuard(Config(), embedder=_intents("producto"))
+        return [guard.record("get_producto_details", {"producto_id": name},
+                             json.dumps({"error": f"Producto '{name}' no encontrado."}, ensure_ascii=False)).action
+                for name in ("Ammonium Sulfate", "Urea Arroz", "NPK 15-15-15 Arroz")]
+    assert lookups() == ["allow", "allow", "warn"]
+    classes = [(name, pattern) for name, pattern in features._ERROR_CLASSES]
+    error = dict(classes)["error"]
+    english_only = __import__("re").compile(error.pattern.split("|^\\{")[0])
+    monkeypatch.setattr(features, "_ERROR_CLASSES", [(n, english_only if n == "error" else p) for n, p in classes])
+    monkeypatch.setattr(features, "_ANY_ERROR", __import__("re").compile(
+        "|".join(f"(?P<{n}>{(english_only if n == 'error' else p).pattern})" for n, p in classes)))
+    assert lookups() == ["allow"] * 3
