@@ -4,12 +4,11 @@ from __future__ import annotations
 from .content import prose, slug
 from .context import Ctx, step
 from .vocab import COMPANIES, FIRST, LAST, PRODUCTS
-from .world import LOOP_KINDS, Probe, World, const, statuses_converging
+from .world import LIST_NEGS, Probe, World, const, statuses_converging
 
 
 class BrowserWorld(World):
-    LOOPS = LOOP_KINDS
-    NEGS = ("pagination", "polling", "different_entities", "one_retry", "near_miss", "normal")
+    NEGS = LIST_NEGS
     style = "browser"
 
     def __init__(self, c: Ctx):

@@ -7,11 +7,10 @@ from .content import Code, fill_noise, numbered, plural
 from .context import Ctx, step
 from .project import Project, cmd_variants
 from .vocab import ATTRS, MODULES, NAMESPACES, NOUNS, ORGS, PARAMS, PY_PKGS, STDLIB, THIRD_PARTY, USERS, VERBS
-from .world import LOOP_KINDS, NEG_KINDS, Probe, World, const, statuses_converging
+from .world import NEG_KINDS, Probe, World, const, statuses_converging
 
 
 class DevWorld(World):
-    LOOPS = LOOP_KINDS
     NEGS = NEG_KINDS
 
     def __init__(self, c: Ctx, mode: str, force_license=False):

@@ -6,7 +6,7 @@ import json
 from .content import fill_noise, noisy, prose
 from .context import Ctx, step
 from .vocab import AIRLINES, CITIES, MONTHS, PRODUCTS
-from .world import LOOP_KINDS, Probe, World, statuses_converging
+from .world import LIST_EDIT_NEGS, Probe, World, statuses_converging
 
 
 def _date_forms(y, m, d):
@@ -20,8 +20,7 @@ CITY_ALIASES = {"New York": ["NYC", "New York, NY", "new york city"], "San Franc
 
 
 class FunctionsWorld(World):
-    LOOPS = LOOP_KINDS
-    NEGS = ("pagination", "polling", "different_entities", "one_retry", "batch_edits", "near_miss", "normal")
+    NEGS = LIST_EDIT_NEGS
     style = "openai_functions"
 
     def __init__(self, c: Ctx):

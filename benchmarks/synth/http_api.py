@@ -6,14 +6,13 @@ import json
 from .content import http_out, noisy, slug
 from .context import Ctx, step
 from .vocab import CITIES, COMPANIES, MONTHS, NOUNS, ORDER_STATUSES, PLANS, PRODUCTS, PROJECT_NAMES, VERBS
-from .world import LOOP_KINDS, Probe, World, statuses_converging
+from .world import LIST_EDIT_NEGS, Probe, World, statuses_converging
 
 RESOURCES = ["users", "orders", "invoices", "projects", "deployments", "tickets"]
 
 
 class HttpWorld(World):
-    LOOPS = LOOP_KINDS
-    NEGS = ("pagination", "polling", "different_entities", "one_retry", "batch_edits", "near_miss", "normal")
+    NEGS = LIST_EDIT_NEGS
     style = "http"
 
     def __init__(self, c: Ctx):

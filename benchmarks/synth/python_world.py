@@ -4,11 +4,10 @@ from __future__ import annotations
 from .content import prose
 from .context import Ctx, step
 from .vocab import DATASETS, TECH
-from .world import LOOP_KINDS, Probe, World, const
+from .world import Probe, World, const
 
 
 class PythonWorld(World):
-    LOOPS = LOOP_KINDS
     NEGS = ("chunked_reading", "different_entities", "one_retry", "near_miss", "normal")
     style = "python"
 

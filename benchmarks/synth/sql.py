@@ -4,7 +4,7 @@ from __future__ import annotations
 from .content import ascii_table, fill_noise, noisy
 from .context import Ctx, step
 from .vocab import CITIES, ORDER_STATUSES, PLANS, PRODUCTS
-from .world import LOOP_KINDS, Probe, World, const, statuses_converging
+from .world import LIST_NEGS, Probe, World, const, statuses_converging
 
 SQL_KW = ["SELECT", "FROM", "WHERE", "AND", "ORDER BY", "GROUP BY", "LIMIT", "DESC", "ASC", "JOIN", "ON", "COUNT", "AS", "IN", "OFFSET", "SUM"]
 JOB_KINDS = ["export_csv", "sync_crm", "reindex_search", "send_digest", "rebuild_cache", "charge_renewals"]
@@ -49,8 +49,7 @@ def sql_variants(c: Ctx, q: str, n=6):
 
 
 class SqlWorld(World):
-    LOOPS = LOOP_KINDS
-    NEGS = ("pagination", "polling", "different_entities", "one_retry", "near_miss", "normal")
+    NEGS = LIST_NEGS
     style = "sql"
 
     def __init__(self, c: Ctx):

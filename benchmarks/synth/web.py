@@ -6,7 +6,7 @@ import json
 from .content import fill_noise, noisy, prose, slug
 from .context import Ctx, step
 from .vocab import CITIES, COMPANIES, FACT_INTENTS, FIRST, HOWTO_INTENTS, LAST, MONTHS, SITES, TECH, USERS
-from .world import LOOP_KINDS, Probe, World, const, statuses_converging
+from .world import Probe, World, const, statuses_converging
 
 HOWTO_PHRASINGS = [
     "how to {task} in {tech}", "{tech} {kw}", "{kw} {tech} example", "best way to {task} with {tech}",
@@ -33,7 +33,6 @@ WALLS = [
 
 
 class WebWorld(World):
-    LOOPS = LOOP_KINDS
     NEGS = ("pagination", "different_entities", "one_retry", "near_miss", "normal", "polling")
 
     def __init__(self, c: Ctx, mode="plain"):

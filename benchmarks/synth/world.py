@@ -10,6 +10,10 @@ NEG_KINDS = (
     "pagination", "chunked_reading", "polling", "many_files", "test_fix",
     "different_entities", "one_retry", "batch_edits", "near_miss", "normal",
 )
+# the negatives of a tool world that lists and polls (sql, browser); with "batch_edits" for one that
+# also writes records (http, functions)
+LIST_NEGS = ("pagination", "polling", "different_entities", "one_retry", "near_miss", "normal")
+LIST_EDIT_NEGS = ("pagination", "polling", "different_entities", "one_retry", "batch_edits", "near_miss", "normal")
 
 
 class Probe:
@@ -155,7 +159,7 @@ class World:
     def neg_normal(self):
         return "normal_session", self.filler(self.c.rint(6, 22))
 
-    LOOPS: tuple = ()
+    LOOPS: tuple = LOOP_KINDS  # every world can make every kind of loop
     NEGS: tuple = ()
 
 
