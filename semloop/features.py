@@ -319,7 +319,8 @@ _EDITOR_COMMANDS = frozenset({"create", "str_replace", "insert"})
 
 def is_edit(tool_input: Any, values: list[str]) -> bool:
     """Whether a call edits a file through an editor command (see `_EDIT_COMMAND`)."""
-    if isinstance(tool_input, dict) and tool_input.get("command") in _EDITOR_COMMANDS:
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if isinstance(command, str) and command in _EDITOR_COMMANDS:  # (a command may be an argv list)
         return True
     return bool(values) and bool(_EDIT_COMMAND.match(values[0][:200]))
 

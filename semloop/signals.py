@@ -167,7 +167,7 @@ def since_progress(state: SessionState, step: StepRecord) -> list[StepRecord]:
     """Window steps from the latest one that brought a new result on: a repeat counts as stuck
     only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
     For a call that succeeds, a write counts as progress too (`state.last_write`: an edit answered
-    by a bare acknowledgement): running the test again after an edit checks the edit, even when
+    by a bare acknowledgement or made through an editor, `guard._is_write`): running the test again after an edit checks the edit, even when
     the output did not change. A call that fails keeps counting across writes: an edit that leaves
     the very same error in place is the loop."""
     start = state.last_novel if step.is_error else max(state.last_novel, state.last_write)
@@ -293,7 +293,7 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     A cluster that keeps growing without producing new results means the agent keeps returning to
     the same kind of call, however far apart. Reading ten different files grows a cluster too, but
     each read brings a new result, so it never goes stale; a call made after something was
-    written (`state.last_write`: an edit answered by a bare acknowledgement) is a check of that
+    written (`state.last_write`, `guard._is_write`) is a check of that
     write, not staleness, even when its output looks like an earlier one; and neither is a call
     running a program file the cluster's calls never ran (`different_programs`).
     """

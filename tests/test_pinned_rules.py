@@ -913,6 +913,15 @@ def test_editor_commands_are_edits_and_views_are_not():
     for command in ("open src/A.java", "goto 120", "edit", "python edit.py", "view /repo/a.py"):
         assert not features.is_edit({"command": command}, [command])
     assert not features.is_edit({"command": "view", "path": "/repo/a.py"}, [])
+    assert not features.is_edit({"command": ["sed", "-n", "1,5p", "a.py"]}, ["sed", "-n", "1,5p", "a.py"])
+
+
+def test_a_command_given_as_an_argv_list_is_detected_not_failed_open():
+    """`{"command": ["ls", "-la"]}` (an argv list, as some tools take it) once made `is_edit`
+    raise (an unhashable list tested against a set): the guard failed open on every such call."""
+    guard = LoopGuard(Config(), embedder=_intents("ls"))
+    verdicts = [guard.record("run", {"command": ["ls", "-la"]}, "total 0\ndrwxr-xr-x 2 dev dev 4096 .") for _ in range(3)]
+    assert all(v.error is None for v in verdicts) and verdicts[-1].action == "warn"
 
 
 def _searches(commands, output):
