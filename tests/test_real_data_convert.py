@@ -50,6 +50,18 @@ def test_tau1_messages_become_respond_and_tool_steps():
     assert steps[2]["output"] == ""  # the conversation ended there
 
 
+def test_tau1_messages_leave_the_models_reasoning_out():
+    traj = [
+        {"role": "user", "content": "Hi."},
+        {"role": "assistant", "content": "<think>\nThe user greets me; ask for the email.\n</think>\n\nCould you give me your email?"},
+        {"role": "user", "content": "a@b.c"},
+        {"role": "assistant", "content": "<think>only reasoning, nothing said</think>"},
+        {"role": "assistant", "content": "<think>cut off before the end"},
+    ]
+    steps = tau.tau1_steps(traj)
+    assert steps == [{"tool": "respond", "input": {"content": "Could you give me your email?"}, "output": "a@b.c"}]
+
+
 def test_tau2_skips_greeting_and_the_users_own_device_calls():
     messages = [
         {"role": "assistant", "content": "Hi! How can I help you today?"},

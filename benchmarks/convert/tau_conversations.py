@@ -8,8 +8,9 @@ every run into one semloop trace, joins our hand-written labels by trace id, and
 
 How a conversation becomes steps (the same convention as ``shared/data/real_tau_airline_dev.jsonl``):
 
-- every agent message to the user is a ``respond`` step: input ``{"content": <message>}``, output
-  the user's next text reply (``""`` when the conversation ended there);
+- every agent message to the user is a ``respond`` step: input ``{"content": <message>}`` (without
+  a ``<think>`` block, which the user is not shown), output the user's next text reply (``""`` when
+  the conversation ended there);
 - every agent tool call is a step with the call's arguments as input and the tool's reply as output;
   ``is_error`` is set when the environment marks the reply as an error (tau2) or the reply starts
   with ``Error`` (tau-bench v1);
@@ -78,10 +79,19 @@ def tau1_steps(traj: list[dict]) -> list[dict]:
                 if out.startswith("Error"):
                     step["is_error"] = True
                 steps.append(step)
-        elif msg.get("content"):
-            steps.append({"tool": "respond", "input": {"content": msg["content"]},
+        elif text := _visible(msg.get("content") or ""):
+            steps.append({"tool": "respond", "input": {"content": text},
                           "output": _next_user_text(traj, i + 1)})
     return steps
+
+
+_THINK = re.compile(r"<think>.*?(</think>|$)\s*", re.S)
+
+
+def _visible(text: str) -> str:
+    """A message without the model's `<think>` reasoning (Qwen3 keeps it in the content): what
+    the other side is told. Empty when the message was all reasoning."""
+    return _THINK.sub("", text).strip()
 
 
 def tau2_steps(messages: list[dict]) -> list[dict]:
