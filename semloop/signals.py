@@ -163,15 +163,29 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
 
 
-def since_progress(state: SessionState, step: StepRecord) -> list[StepRecord]:
+def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> list[StepRecord]:
     """Window steps from the latest one that brought a new result on: a repeat counts as stuck
     only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
     For a call that succeeds, a write counts as progress too (`state.last_write`: an edit answered
     by a bare acknowledgement or made through an editor, `guard._is_write`): running the test again after an edit checks the edit, even when
     the output did not change. A call that fails keeps counting across writes: an edit that leaves
-    the very same error in place is the loop."""
-    start = state.last_novel if step.is_error else max(state.last_novel, state.last_write)
+    the very same error in place is the loop.
+
+    With `talk=False` the other side's replies (the results of messages) are not progress: they
+    are new every time, but a call that uses nothing from them did not move on (`uses_new_value`).
+    """
+    novel = state.last_novel if talk else max(
+        (s.index for s in state.window if s.novel and not s.is_message), default=-1)
+    start = novel if step.is_error else max(novel, state.last_write)
     return [s for s in state.window if s.index >= start]
+
+
+def uses_new_value(state: SessionState, step: StepRecord) -> bool:
+    """Whether the call acts on a value (an id, a name, a number) that no earlier call in the
+    window used: the customer's new reservation id, the next gift card. Then what was said since
+    may be what moved it on; a call that re-uses the values already tried was not moved on by it."""
+    known = set().union(*(prev.entities for prev in state.window if not prev.is_message))
+    return bool(step.entities - known)
 
 
 # -- the layered (semantic) signals ----------------------------------------------------------
@@ -184,7 +198,16 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     that shrinks) does not count: only repeats that return the same content do.
     """
     needed = cfg.poll_repeats if step.pending else cfg.min_repeats
-    matches = [(prev.index, m) for prev in since_progress(state, step) if (m := same_step(step, prev, cfg))]
+    progress = since_progress(state, step)
+    matches = [(prev.index, m) for prev in progress if (m := same_step(step, prev, cfg))]
+    if len(matches) < needed and not step.is_message:
+        # The very same call after some talk: the replies were new, but the call did not change, so
+        # nothing they said reached it (the same lookup again while the customer repeats the id).
+        # Only the steps before `progress` are new here (none, in a run without messages).
+        first = progress[0].index if progress else state.steps_seen
+        matches = [(prev.index, m) for prev in since_progress(state, step, talk=False)
+                   if prev.index < first and prev.norm_sig == step.norm_sig and (m := same_step(step, prev, cfg))
+                   ] + matches
     if len(matches) < needed and step.is_error:
         # The very same call failing the very same way, again: whatever happened in between (a
         # calculation, a note to self) did not change the call, so it was not progress for it.
@@ -222,7 +245,9 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     generic = step.error_class in GENERIC_ERRORS or long_result
     overlap = cfg.result_threshold if generic else ERROR_OVERLAP
     hits = []
-    for prev in since_progress(state, step):
+    # the other side's replies move a failing attempt on only when it uses something new (the next
+    # id the customer gave), not when it retries what already failed
+    for prev in since_progress(state, step, talk=uses_new_value(state, step)):
         if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
         if long_result and step.result_head and prev.result_head and step.result_head != prev.result_head:

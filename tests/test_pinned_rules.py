@@ -1046,3 +1046,56 @@ def test_a_json_error_object_is_an_error(monkeypatch):
     monkeypatch.setattr(features, "_ANY_ERROR", __import__("re").compile(
         "|".join(f"(?P<{n}>{(english_only if n == 'error' else p).pattern})" for n, p in classes)))
     assert lookups() == ["allow"] * 3
+
+
+# -- talk moves a call on only when the call uses something new (tau2 student domains) ------------
+# The customer's replies are the results of the agent's messages, new every time; they used to count
+# as progress for every call. Mutations: `since_progress` ignoring `talk`; `uses_new_value` always
+# False (a retry with the customer's next id is then a loop).
+
+def _conversation(calls, replies, monkeypatch=None):
+    """Alternate each (tool, input, output) call with an agent statement and the customer's reply;
+    the actions of the calls, in order."""
+    guard = LoopGuard(Config(), embedder=_intents("lookup", "respond"))
+    actions = []
+    for (tool, tool_input, output), reply in zip(calls, replies):
+        actions.append(guard.record(tool, tool_input, output).action)
+        guard.record("respond", {"content": f"The system says: {output[:40]}"}, reply)
+    return actions
+
+
+REPLIES = ["I'm sure I had surgery scheduled, it was my knee.",
+           "It was last June or July, at CESFAM Rivadavia.",
+           "My doctor there was Dr. Soto, if that helps."]
+
+
+def test_the_same_lookup_after_new_replies_is_still_a_repeat(monkeypatch):
+    """The same lookup, the same answer, three times, the customer saying something new in between
+    that the call never uses: the replies did not move the lookup on."""
+    lookup = ("search_waiting_list_by_rut", {"rut": "99.999.999-9"},
+              "RESULTADO: El paciente no registra interconsultas pendientes en la lista de espera.")
+    assert _conversation([lookup] * 3, REPLIES) == ["allow", "allow", "warn"]
+    real = signals.since_progress
+    monkeypatch.setattr(signals, "since_progress", lambda state, step, talk=True: real(state, step))
+    assert _conversation([lookup] * 3, REPLIES) == ["allow"] * 3
+
+
+def test_retries_of_an_id_that_failed_are_the_same_failure_whatever_was_said():
+    """Varied calls on one rejected id, each failing the same way, with talk between: the same
+    failure. (The calls differ, so only `repeated_result` can see it.)"""
+    error = "ERROR: El RUT ingresado no existe en el registro civil simulado."
+    calls = [("get_patient_details", {"rut": "12888999-0"}, error),
+             ("get_patient_details", {"rut": "12888999-0", "include_history": True}, error),
+             ("get_patient_details", {"rut": "12888999-0", "source": "registro"}, error)]
+    assert _conversation(calls, REPLIES) == ["allow", "allow", "warn"]
+
+
+def test_each_retry_with_the_customers_next_id_is_progress(monkeypatch):
+    """Each lookup uses the id the customer just gave and each fails "not found": the customer is
+    correcting themselves, the agent acting on it. Mutation: `uses_new_value` always False."""
+    calls = [("get_customer_details", {"customer_id": cid}, f'{{"error": "No customer with ID \'{cid}\'."}}')
+             for cid in ("1234567", "7654321", "555-123-4567")]
+    replies = ["Sorry, it is actually 7654321.", "Then try my phone, 555-123-4567.", "Thanks."]
+    assert _conversation(calls, replies) == ["allow"] * 3
+    monkeypatch.setattr(signals, "uses_new_value", lambda state, step: False)
+    assert _conversation(calls, replies) == ["allow", "allow", "warn"]
