@@ -96,16 +96,21 @@ def same_short_result(a: StepRecord, b: StepRecord) -> bool:
     return _short_result_besides_echo(a, b) is not None
 
 
-def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
+def same_detailed_short_result(a: StepRecord, b: StepRecord) -> bool:
     """`same_short_result` with at least `TINY_RESULT` distinct words besides the echoes: a
-    detailed answer (temperature, conditions, humidity, wind...) that two calls share word for word
-    came from one query, however the arguments were spelled. A bare acknowledgement ("updated:
-    true" for ticket T-1 and for T-2) is too little to say so: that is batch work; and so are
-    calls that differ in an id or a number, whatever they answer."""
-    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w):
-        return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
+    detailed answer (temperature, conditions, humidity, wind...), not a bare acknowledgement
+    ("updated: true" says too little to tell two calls did the same thing)."""
     rest = _short_result_besides_echo(a, b)
     return rest is not None and len(set(rest)) >= TINY_RESULT
+
+
+def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
+    """`same_detailed_short_result` for calls that do not differ in an id or a number: a detailed
+    answer that two calls share word for word came from one query, however the arguments were
+    spelled. Calls that differ in an id or a number are batch work, whatever they answer."""
+    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w):
+        return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
+    return same_detailed_short_result(a, b)
 
 
 def different_programs(a: StepRecord, b: StepRecord) -> bool:
@@ -137,11 +142,16 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     if a.is_message or b.is_message:
         return None  # reworded messages are judged on what they ask for (`repeated_message`)
-    if a.skeleton_sig == b.skeleton_sig and min(a.result_size, b.result_size) >= SHORT_RESULT:
-        # only a number crept (depth, limit, timeout): the same substantial result is no news. (Not
-        # a short one: edits `case 1` → `case 2` of one file all answer "updated", and are work.)
-        res_sim = result_match(a, b, containment=True)
-        return (kind, res_sim) if res_sim >= cfg.result_threshold else None
+    if a.skeleton_sig == b.skeleton_sig:
+        # only a number crept (depth, limit, timeout): the same substantial result is no news, and
+        # neither is the same detailed short one ("Found 12 pages: /, /about, ..." at max_depth 2,
+        # 3, 4). (Not a bare acknowledgement: edits `case 1` → `case 2` of one file all answer
+        # "updated", and are work.)
+        if min(a.result_size, b.result_size) >= SHORT_RESULT:
+            res_sim = result_match(a, b, containment=True)
+            return (kind, res_sim) if res_sim >= cfg.result_threshold else None
+        if not (a.is_error or b.is_error) and same_detailed_short_result(a, b):
+            return kind, 1.0
     if different_programs(a, b):
         return None  # two probe scripts: two experiments, whatever they print
     same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP

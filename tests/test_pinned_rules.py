@@ -1099,3 +1099,28 @@ def test_each_retry_with_the_customers_next_id_is_progress(monkeypatch):
     assert _conversation(calls, replies) == ["allow"] * 3
     monkeypatch.setattr(signals, "uses_new_value", lambda state, step: False)
     assert _conversation(calls, replies) == ["allow", "allow", "warn"]
+
+
+# -- argument drift with a short answer (issue 7, family 3) -----------------------------------------
+# A creeping max_depth whose answer is a short but detailed listing used to pass: the skeleton rule
+# compared only results of SHORT_RESULT words or more. Mutation: drop the short-answer branch of
+# `same_step` (the crawl then never warns).
+
+PAGES = "Found 12 pages: /, /about, /blog, /contact, /pricing, /docs, /docs/a, /docs/b, /blog/1, /blog/2, /careers, /legal"
+
+
+def _crawl(outputs):
+    guard = LoopGuard(Config(), embedder=_intents("crawl"))
+    return [guard.record("crawl", {"url": "https://x.com", "max_depth": depth}, out).action
+            for depth, out in zip((2, 3, 4, 5), outputs)]
+
+
+def test_a_creeping_depth_with_the_same_short_listing_is_a_repeat(monkeypatch):
+    assert _crawl([PAGES] * 4) == ["allow", "allow", "warn", "warn"]
+    # more found each time: progress, whatever crept
+    growing = [f"Found {n} pages: " + ", ".join(f"/p{i}" for i in range(n)) for n in (3, 5, 8, 12)]
+    assert _crawl(growing) == ["allow"] * 4
+    # a bare acknowledgement for each depth says too little to call it the same answer
+    assert _crawl(["ok: crawl queued"] * 4) == ["allow"] * 4
+    monkeypatch.setattr(signals, "same_detailed_short_result", lambda a, b: False)
+    assert _crawl([PAGES] * 4) == ["allow"] * 4
