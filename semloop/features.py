@@ -338,10 +338,10 @@ def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:
 
 ACK_WORDS = frozenset("""0 ok okay success successful successfully succeeded done true updated saved created
 written wrote applied deleted removed exit exitcode code status returncode output result execution none null
-file changes completed complete""".split())
+file changes completed complete sent accepted delivered posted submitted published""".split())
 """Words of a result that only says the call ran: an empty output in a harness's wrapper
 (`<returncode>0</returncode><output></output>`, `exitcode: 0 (execution succeeded)`), "OK",
-"file updated"."""
+"file updated", `{"status": "sent"}` (one message of a batch to many recipients)."""
 
 
 def is_acknowledgement(short_words: tuple[str, ...], result_size: int, input_words: frozenset[str]) -> bool:
@@ -396,11 +396,12 @@ _MASKED: dict[str, str] = {}  # candidate token → masked form (tokens such as 
 
 # Volatile values named by a key: process ids, attempt counters, request/trace ids; temp-file
 # names; relative times; spinner glyphs. Masked to `key #`, so "attempt 2 of 5 (pid 4312):
-# connection refused" is the same result on every retry. Plain hex (commit hashes) is not masked:
+# connection refused" is the same result on every retry; a JSON key's closing quote may sit between
+# the key and its value (`"request_id": "req_8fA2kq"`). Plain hex (commit hashes) is not masked:
 # a new hash is news. Each pattern runs only when a cheap substring test says it can match.
 _VOLATILE_KEYED = re.compile(
     r"\b(pid|attempt|try|retry|retrying|(?:request|req|trace|correlation|span|message|session|run|build|job)"
-    r"[ _-]?id|x-request-id|etag)(\s*[:=#]\s*|\s+)[\"']?[\w-]*\d[\w-]*")
+    r"[ _-]?id|x-request-id|etag)[\"']?(\s*[:=#]\s*|\s+)[\"']?[\w-]*\d[\w-]*")
 _KEYED_HINTS = ("pid", "attempt", "try", "retr", "_id", " id", "-id", "etag")
 _TEMP_NAME = re.compile(r"\btmp(?=[a-z_]*\d)[a-z0-9_]{6,}\b")
 _AGO = re.compile(r"\b\d+(\.\d+)?\s?(min|mins|minutes?|h|hrs?|hours?|days?|weeks?|s|secs?|seconds?|m|d|w) ago\b")

@@ -1124,3 +1124,33 @@ def test_a_creeping_depth_with_the_same_short_listing_is_a_repeat(monkeypatch):
     assert _crawl(["ok: crawl queued"] * 4) == ["allow"] * 4
     monkeypatch.setattr(signals, "same_detailed_short_result", lambda a, b: False)
     assert _crawl([PAGES] * 4) == ["allow"] * 4
+
+
+# -- found by probing issue 7's families with hand-written scenarios (stop 21) -----------------------
+
+def test_a_request_id_under_a_json_key_is_volatile():
+    """`{"request_id": "req_8fA2kq"}`: the key's closing quote sits between the key and the value,
+    and the keyed mask missed it, so three identical declined charges looked like three new
+    answers. Mutation: drop the optional quote after the key in `_VOLATILE_KEYED`."""
+    def declined(req):
+        return json.dumps({"error": "card_declined", "request_id": req, "message": "Your card was declined."})
+    assert features.normalize_result(declined("req_8fA2kq")) == features.normalize_result(declined("req_Zx91Lm"))
+    guard = LoopGuard(Config(), embedder=_intents("charge"))
+    actions = [guard.record("http_post", {"url": "https://api.x.com/v1/charge", "json": {"amount": 100}},
+                            declined(req)).action for req in ("req_8fA2kq", "req_Zx91Lm", "req_Qp33Rt")]
+    assert actions == ["allow", "allow", "warn"]
+
+
+def test_one_announcement_sent_to_many_recipients_is_batch_work(monkeypatch):
+    """The same wording to six recipients, each answered `{"status": "sent"}`: the answer only says
+    the call ran (`ACK_WORDS`), so it cannot tell that two calls did the same thing. The mail's
+    shared times made the calls' entities overlap by half, and six recipients were warned and then
+    stopped. Mutation: "sent" not an acknowledgement word."""
+    def announce():
+        guard = LoopGuard(Config(), embedder=_intents("Maintenance"))
+        return [guard.record("send_email", {"to": f"{name}@x.com", "subject": "Maintenance tonight",
+                                            "body": "Hi, the service will be down from 22:00 to 23:00 UTC tonight."},
+                             '{"status": "sent"}').action for name in ("ann", "bob", "cy", "dee", "eve", "fay")]
+    assert announce() == ["allow"] * 6
+    monkeypatch.setattr(features, "ACK_WORDS", features.ACK_WORDS - {"sent"})
+    assert "warn" in announce()
