@@ -344,6 +344,10 @@ file changes completed complete sent accepted delivered posted submitted publish
 "file updated", `{"status": "sent"}` (one message of a batch to many recipients)."""
 
 
+FUNCTION_WORDS = frozenset("the a an has have been was were is are to of in at for with by on".split())
+"""Words that carry no news in a short answer ("The file … has been updated")."""
+
+
 def is_acknowledgement(short_words: tuple[str, ...], result_size: int, input_words: frozenset[str]) -> bool:
     """A result that says nothing of what its call did besides echoing it: every word is an
     acknowledgement word (`ACK_WORDS`) or one of the call's own words."""

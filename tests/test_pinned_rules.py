@@ -1154,3 +1154,19 @@ def test_one_announcement_sent_to_many_recipients_is_batch_work(monkeypatch):
     assert announce() == ["allow"] * 6
     monkeypatch.setattr(features, "ACK_WORDS", features.ACK_WORDS - {"sent"})
     assert "warn" in announce()
+
+
+def test_different_edits_of_one_file_answered_by_a_fixed_sentence_are_work(monkeypatch):
+    """Five edits of one file, each a different change, each answered "The file /repo/a.py has
+    been updated.": the answer says only that the edit ran ("the", "has", "been" carry no news), so
+    the calls' likeness cannot make them repeats. They were warned and then stopped. The same edit
+    again is still a repeat. Mutation: `says_only_done` = `acknowledged` alone."""
+    def edits(changes):
+        guard = LoopGuard(Config(), embedder=_intents("a.py"))
+        return [guard.record("Edit", {"file_path": "/repo/a.py", "old_string": old, "new_string": new},
+                             "The file /repo/a.py has been updated.").action for old, new in changes]
+    different = [(f"x{i} = 1", f"x{i} = 2") for i in range(5)]
+    assert edits(different) == ["allow"] * 5
+    assert "warn" in edits([("x0 = 1", "x0 = 2")] * 3)
+    monkeypatch.setattr(signals, "says_only_done", lambda step: step.acknowledged)
+    assert "warn" in edits(different)
