@@ -345,7 +345,8 @@ file changes completed complete sent accepted delivered posted submitted publish
 
 
 FUNCTION_WORDS = frozenset("the a an has have been was were is are to of in at for with by on".split())
-"""Words that carry no news in a short answer ("The file … has been updated")."""
+"""Words that carry no news in a short answer: "The file … has been updated.", "File written
+successfully to …" say only that the call ran, like "ok"."""
 
 
 def is_acknowledgement(short_words: tuple[str, ...], result_size: int, input_words: frozenset[str]) -> bool:
@@ -353,7 +354,7 @@ def is_acknowledgement(short_words: tuple[str, ...], result_size: int, input_wor
     acknowledgement word (`ACK_WORDS`) or one of the call's own words."""
     if result_size >= SHORT_RESULT:
         return False
-    return all(w in ACK_WORDS or w in input_words for w in short_words)
+    return all(w in ACK_WORDS or w in FUNCTION_WORDS or w in input_words for w in short_words)
 
 
 def entity_overlap(a: frozenset[str], b: frozenset[str]) -> float:

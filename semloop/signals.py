@@ -13,8 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import (ACK_WORDS, FUNCTION_WORDS, SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap,
-                       fact_overlap)
+from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 
@@ -114,13 +113,6 @@ def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
     return same_detailed_short_result(a, b)
 
 
-def says_only_done(step: StepRecord) -> bool:
-    """An acknowledgement (`StepRecord.acknowledged`), or a short answer whose other words are
-    function words: "The file /repo/a.py has been updated." says only that the edit ran."""
-    return step.acknowledged or (0 < step.result_size < SHORT_RESULT and bool(step.short_words) and all(
-        w in ACK_WORDS or w in FUNCTION_WORDS or w in step.input_words for w in step.short_words))
-
-
 def different_programs(a: StepRecord, b: StepRecord) -> bool:
     """Reworded calls that write or run different program files (`check_radd.py`, then
     `check_zero.py`) are two experiments, even when both print the same: agreeing outputs are a
@@ -171,11 +163,10 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         return kind, 1.0  # reworded arguments (Tokyo, TYO, "Tokyo, Japan"), the same detailed answer
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
-    if not (a.is_error or b.is_error) and says_only_done(a) and says_only_done(b):
+    if not (a.is_error or b.is_error) and a.acknowledged and b.acknowledged:
         # both answers say only "done" (an empty output, "OK", "The file … has been updated"):
         # they cannot tell that the calls did the same thing, and two different edits of one file
-        # are work. (Not `acknowledged` alone: that also makes a step a write, and widening it to
-        # function words made "File created successfully at: …" a write that hid a re-read loop.)
+        # are work
         return None
     if call_sim < cfg.call_threshold:
         return None

@@ -1152,8 +1152,7 @@ def test_one_announcement_sent_to_many_recipients_is_batch_work(monkeypatch):
                                             "body": "Hi, the service will be down from 22:00 to 23:00 UTC tonight."},
                              '{"status": "sent"}').action for name in ("ann", "bob", "cy", "dee", "eve", "fay")]
     assert announce() == ["allow"] * 6
-    for module in (features, signals):  # (signals reads it too, for `says_only_done`)
-        monkeypatch.setattr(module, "ACK_WORDS", features.ACK_WORDS - {"sent"})
+    monkeypatch.setattr(features, "ACK_WORDS", features.ACK_WORDS - {"sent"})
     assert "warn" in announce()
 
 
@@ -1161,7 +1160,7 @@ def test_different_edits_of_one_file_answered_by_a_fixed_sentence_are_work(monke
     """Five edits of one file, each a different change, each answered "The file /repo/a.py has
     been updated.": the answer says only that the edit ran ("the", "has", "been" carry no news), so
     the calls' likeness cannot make them repeats. They were warned and then stopped. The same edit
-    again is still a repeat. Mutation: `says_only_done` = `acknowledged` alone."""
+    again is still a repeat. Mutation: no `FUNCTION_WORDS`."""
     def edits(changes):
         guard = LoopGuard(Config(), embedder=_intents("a.py"))
         return [guard.record("Edit", {"file_path": "/repo/a.py", "old_string": old, "new_string": new},
@@ -1169,5 +1168,23 @@ def test_different_edits_of_one_file_answered_by_a_fixed_sentence_are_work(monke
     different = [(f"x{i} = 1", f"x{i} = 2") for i in range(5)]
     assert edits(different) == ["allow"] * 5
     assert "warn" in edits([("x0 = 1", "x0 = 2")] * 3)
-    monkeypatch.setattr(signals, "says_only_done", lambda step: step.acknowledged)
+    monkeypatch.setattr(features, "FUNCTION_WORDS", frozenset())
     assert "warn" in edits(different)
+
+
+def test_a_build_after_each_written_file_checks_the_write(monkeypatch):
+    """Write a file ("File written successfully to src/c0.ts."), build, write another, build: the
+    build's unchanged "Build completed" checks each write. The answer's "to" kept the write from
+    being known as one, and the third build was warned. Mutation: no `FUNCTION_WORDS`."""
+    def cycle():
+        guard = LoopGuard(Config(), embedder=_intents("npm"))
+        actions = []
+        for i in range(3):
+            guard.record("write_file", {"path": f"src/c{i}.ts", "content": f"export const c{i} = {i};"},
+                         f"File written successfully to src/c{i}.ts.")
+            actions.append(guard.record("Bash", {"command": "npm run build"},
+                                        "> app@1.0.0 build\n> tsc -p .\n\nBuild completed in 4.2s").action)
+        return actions
+    assert cycle() == ["allow"] * 3
+    monkeypatch.setattr(features, "FUNCTION_WORDS", frozenset())
+    assert "warn" in cycle()
