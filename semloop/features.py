@@ -106,11 +106,15 @@ COMMENTARY_KEYS = frozenset({"description", "reason", "reasoning", "explanation"
 
 def action(tool_input: Any) -> Any:
     """The JSON-compatible input without its top-level commentary keys: what the call *does*."""
-    value = to_jsonable(tool_input)
+    return _without_commentary(to_jsonable(tool_input))
+
+
+def _without_commentary(value: Any) -> Any:
+    """A JSON-compatible input without its top-level commentary keys (see `action`)."""
     if isinstance(value, dict):
         kept = {k: v for k, v in value.items() if k.casefold() not in COMMENTARY_KEYS}
         # commentary is only commentary next to an action: a `think` tool's thought IS its input
-        value = kept if kept or not value else value
+        return kept if kept or not value else value
     return value
 
 
@@ -133,20 +137,13 @@ def call_keys(tool: str, tool_input: Any) -> tuple[str, str, str, list[str]]:
     with the input made JSON-compatible and normalized once (the guard's per-step path)."""
     clean = to_jsonable([tool, tool_input])
     exact = digest(json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
-    acted = clean[1]
-    if isinstance(acted, dict):  # `action`, on the already JSON-compatible input
-        kept = {k: v for k, v in acted.items() if k.casefold() not in COMMENTARY_KEYS}
-        acted = kept if kept or not acted else acted
+    acted = _without_commentary(clean[1])
     normalized_tool, normalized_value = normalize_text(tool), normalize_value(acted)
     normalized = json.dumps([normalized_tool, normalized_value], sort_keys=True, separators=(",", ":"),
                             ensure_ascii=False)
     values: list[str] = []
     _leaves(acted, values)
-    # the skeleton masks small numbers, except those that name something (`_mark_ids`)
-    marked = _mark_ids(normalized_value)
-    skeleton = normalized if marked is None else json.dumps([normalized_tool, marked], sort_keys=True,
-                                                            separators=(",", ":"), ensure_ascii=False)
-    return exact, digest(normalized), digest(_NUMBER.sub("#", skeleton)), values
+    return exact, digest(normalized), _skeleton_digest(normalized_tool, normalized_value, normalized), values
 
 
 # -- text rendering --------------------------------------------------------------------------
@@ -584,9 +581,17 @@ def skeleton_signature(tool: str, tool_input: Any) -> str:
     only in a creeping number (`max_depth` 2, 3, 4…, a growing `limit`, `sleep 5` → `sleep 10`)
     share it; calls on different ids (`T-79797`, `/orders/3462`, `8349118980`, `{"bid": "1123"}`)
     do not."""
-    value = normalize_value(action(tool_input))
-    marked = _mark_ids(value)
-    return digest(_NUMBER.sub("#", canonical_json([normalize_text(tool), value if marked is None else marked])))
+    tool, value = normalize_text(tool), normalize_value(action(tool_input))
+    return _skeleton_digest(tool, value, canonical_json([tool, value]))
+
+
+def _skeleton_digest(normalized_tool: str, normalized_value: Any, normalized_json: str) -> str:
+    """The skeleton of a normalized call (its canonical JSON given, to be reused): small numbers
+    masked, except those that name something (`_mark_ids`)."""
+    marked = _mark_ids(normalized_value)  # (already JSON-compatible: no `to_jsonable` walk)
+    text = normalized_json if marked is None else json.dumps([normalized_tool, marked], sort_keys=True,
+                                                             separators=(",", ":"), ensure_ascii=False)
+    return digest(_NUMBER.sub("#", text))
 
 
 # Keys (casefolded) whose value names a thing rather than sets an amount: a browser element (`bid`),

@@ -178,8 +178,8 @@ def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> 
     """Window steps from the latest one that brought a new result on: a repeat counts as stuck
     only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
     For a call that succeeds, a write counts as progress too (`state.last_write`: an edit answered
-    by a bare acknowledgement or made through an editor, `guard._is_write`): running the test again after an edit checks the edit, even when
-    the output did not change. A call that fails keeps counting across writes: an edit that leaves
+    by a bare acknowledgement or made through an editor, `guard._is_write`): running the test
+    again after an edit checks the edit, even when the output did not change. A call that fails keeps counting across writes: an edit that leaves
     the very same error in place is the loop.
 
     With `talk=False` the other side's replies (the results of messages) are not progress: they
@@ -189,6 +189,12 @@ def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> 
         (s.index for s in state.window if s.novel and not s.is_message), default=-1)
     start = novel if step.is_error else max(novel, state.last_write)
     return [s for s in state.window if s.index >= start]
+
+
+def _starts_at_a_reply(progress: list[StepRecord]) -> bool:
+    """Whether the latest progress was a message's reply: only then can leaving the talk out
+    (`since_progress(talk=False)`) reach further back (never, in a run without messages)."""
+    return bool(progress) and progress[0].is_message
 
 
 def uses_new_value(state: SessionState, step: StepRecord) -> bool:
@@ -211,11 +217,11 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     needed = cfg.poll_repeats if step.pending else cfg.min_repeats
     progress = since_progress(state, step)
     matches = [(prev.index, m) for prev in progress if (m := same_step(step, prev, cfg))]
-    if len(matches) < needed and not step.is_message:
+    if len(matches) < needed and not step.is_message and _starts_at_a_reply(progress):
         # The very same call after some talk: the replies were new, but the call did not change, so
         # nothing they said reached it (the same lookup again while the customer repeats the id).
-        # Only the steps before `progress` are new here (none, in a run without messages).
-        first = progress[0].index if progress else state.steps_seen
+        # Only the steps before `progress` are new here.
+        first = progress[0].index
         matches = [(prev.index, m) for prev in since_progress(state, step, talk=False)
                    if prev.index < first and prev.norm_sig == step.norm_sig and (m := same_step(step, prev, cfg))
                    ] + matches
@@ -256,9 +262,12 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     generic = step.error_class in GENERIC_ERRORS or long_result
     overlap = cfg.result_threshold if generic else ERROR_OVERLAP
     hits = []
-    # the other side's replies move a failing attempt on only when it uses something new (the next
-    # id the customer gave), not when it retries what already failed
-    for prev in since_progress(state, step, talk=uses_new_value(state, step)):
+    progress = since_progress(state, step)
+    if _starts_at_a_reply(progress) and not uses_new_value(state, step):
+        # the other side's replies move a failing attempt on only when it uses something new (the
+        # next id the customer gave), not when it retries what already failed
+        progress = since_progress(state, step, talk=False)
+    for prev in progress:
         if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
         if long_result and step.result_head and prev.result_head and step.result_head != prev.result_head:
