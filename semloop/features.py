@@ -334,8 +334,8 @@ def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:
 
 
 ACK_WORDS = frozenset("""0 ok okay success successful successfully succeeded done true updated saved created
-written wrote applied deleted removed exit exitcode code status returncode output result execution none null
-file changes completed complete sent accepted delivered posted submitted published""".split())
+written wrote applied deleted removed modified changed exit exitcode code status returncode output result
+execution none null file changes completed complete sent accepted delivered posted submitted published""".split())
 """Words of a result that only says the call ran: an empty output in a harness's wrapper
 (`<returncode>0</returncode><output></output>`, `exitcode: 0 (execution succeeded)`), "OK",
 "file updated", `{"status": "sent"}` (one message of a batch to many recipients)."""
@@ -346,12 +346,37 @@ FUNCTION_WORDS = frozenset("the a an has have been was were is are to of in at f
 successfully to …" say only that the call ran, like "ok"."""
 
 
-def is_acknowledgement(short_words: tuple[str, ...], result_size: int, input_words: frozenset[str]) -> bool:
+SUCCESS_WORDS = frozenset("ok okay success successful successfully succeeded done".split())
+READER_WORDS = frozenset("you your please".split())
+"""Words of a sentence addressed to the agent: guidance a harness appends to a tool's answer."""
+
+
+def is_acknowledgement(result: str, short_words: tuple[str, ...], result_size: int,
+                       input_words: frozenset[str]) -> bool:
     """A result that says nothing of what its call did besides echoing it: every word is an
-    acknowledgement word (`ACK_WORDS`) or one of the call's own words."""
+    acknowledgement word (`ACK_WORDS`) or one of the call's own words; or a success notice with
+    guidance for the agent appended (Claude Code's TodoWrite answers every update with "Todos have
+    been modified successfully. Ensure that you continue to use the todo list ..."): some sentence
+    addresses the reader, and every other one says it succeeded, naming at most its subject
+    (`todos`). ("-- Configuring done" alone is an answer: no guidance, and "configuring" is news.)"""
     if result_size >= SHORT_RESULT:
         return False
-    return all(w in ACK_WORDS or w in FUNCTION_WORDS or w in input_words for w in short_words)
+
+    def known(word: str) -> bool:
+        return word in ACK_WORDS or word in FUNCTION_WORDS or word in input_words
+
+    if all(known(w) for w in short_words):
+        return True
+    succeeded = guided = False
+    for sentence in _SENTENCE_END.split(result):
+        words = _TOKEN.findall(sentence)
+        if READER_WORDS.intersection(words):
+            guided = True
+        elif words and (not all(known(w) for w in words[1:]) or not SUCCESS_WORDS.intersection(words)):
+            return False
+        elif words:
+            succeeded = True
+    return succeeded and guided
 
 
 def entity_overlap(a: frozenset[str], b: frozenset[str]) -> float:

@@ -219,7 +219,7 @@ class LoopGuard:
             facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),
             skeleton_sig=skeleton_sig,
             pending=error_class is None and features.is_pending(result),
-            acknowledged=features.is_acknowledgement(short_words, size, input_words),
+            acknowledged=features.is_acknowledgement(result, short_words, size, input_words),
             programs=features.program_files(entities),
             edits=features.is_edit(tool_input, values),
         )

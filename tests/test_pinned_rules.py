@@ -731,9 +731,52 @@ def test_a_tiny_answer_is_not_an_acknowledgement(answer):
 def test_an_acknowledgement_may_echo_the_call():
     """"Ticket T-1 updated" for update_ticket(T-1) says no more than "updated". Mutation: drop the
     call's own words from the acknowledgement check."""
-    assert features.is_acknowledgement(("ticket", "t", "1", "updated"), 4, frozenset({"ticket", "t", "1"}))
-    assert not features.is_acknowledgement(("ticket", "t", "1", "updated"), 4, frozenset())
-    assert not features.is_acknowledgement(("ok",), features.SHORT_RESULT, frozenset())
+    words = ("ticket", "t", "1", "updated")
+    assert features.is_acknowledgement("ticket t-1 updated", words, 4, frozenset({"ticket", "t", "1"}))
+    assert not features.is_acknowledgement("ticket t-1 updated", words, 4, frozenset())
+    assert not features.is_acknowledgement("ok", ("ok",), features.SHORT_RESULT, frozenset())
+
+
+# Claude Code's answer to every TodoWrite call, whatever the list holds.
+TODO_ANSWER = ("Todos have been modified successfully. Ensure that you continue to use the todo list to "
+               "track your progress. Please proceed with the current tasks if applicable")
+TASKS = ["Read the config", "Fix the parser", "Add tests", "Run the tests", "Update the docs"]
+
+
+def _todos(done: int) -> dict:
+    return {"todos": [{"content": task, "status": "completed" if i < done else "in_progress" if i == done
+                       else "pending", "activeForm": task} for i, task in enumerate(TASKS)]}
+
+
+def test_todo_updates_are_writes_not_repeats():
+    """Claude Code answers each TodoWrite with one fixed text: a success notice plus guidance for
+    the agent. Ticking tasks off, back to back or between reads, is bookkeeping; it read as
+    "a reworded call with the same detailed answer" and was stopped. Mutation: drop the pass over
+    sentences addressed to the reader in `features.is_acknowledgement`."""
+    guard = LoopGuard(Config())
+    assert guard._step("TodoWrite", _todos(0), TODO_ANSWER, False).acknowledged
+    assert [guard.record("TodoWrite", _todos(k), TODO_ANSWER).action for k in range(5)] == ["allow"] * 5
+    between = LoopGuard(Config())
+    for k in range(5):
+        assert between.record("TodoWrite", _todos(k), TODO_ANSWER).action == "allow"
+        assert between.record("Read", {"file_path": f"/repo/m{k}.py"}, f"1\tdef f{k}():\n2\t    return {k}\n").action == "allow"
+    # the same list written again and again is no bookkeeping: still a repeat
+    same = LoopGuard(Config())
+    assert [same.record("TodoWrite", _todos(2), TODO_ANSWER).action for _ in range(4)] == ["allow", "allow", "warn", "warn"]
+
+
+@pytest.mark.parametrize("answer", ["Upload succeeded. 3 files skipped: a.txt, b.txt, c.txt. Please check them.",
+                                    "-- Configuring done",
+                                    "Command ran successfully. 3 tests failed: test_a, test_b, test_c.",
+                                    "Please try again later.",
+                                    "Login failed. You may retry."])
+def test_a_success_notice_with_news_is_not_an_acknowledgement(answer):
+    """Only sentences addressed to the reader may follow a success notice: a result that reports
+    anything else, or no success at all, or a notice with no guidance ("-- Configuring done": the
+    subject is the news), is an answer. Mutations: skip every sentence without a success word;
+    drop the need for guidance."""
+    guard = LoopGuard(Config())
+    assert not guard._step("run", {"what": "x"}, answer, False).acknowledged
 
 
 # -- background facts and writes: what real coding runs repeat without looping ---------------------
