@@ -250,10 +250,12 @@ class LoopGuard:
         if step.facts:
             step.facts = _foreground_facts(state, step.facts)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        # new = not an error, not empty, and neither the same content nor the same facts as a window step
+        # new = not an error, not empty, and neither the same content nor the same facts as a window
+        # step that succeeded: what came with an error (a page under "Timeout 500ms exceeded") was
+        # never progress, so its first clean view is
         step.novel = not step.is_error and step.result_size > 0 and all(
             signals.result_match(step, prev, containment=True) < cfg.result_threshold
-            and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window)
+            and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window if not prev.is_error)
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index

@@ -1065,6 +1065,28 @@ def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatc
     assert "warn" in history_pages()
 
 
+def test_the_first_clean_view_of_a_page_is_news():
+    """A list, an order opened by a click BrowserGym reports as timed out, a note taken on the order
+    (the same page, now without the error), back to the list; three orders. The orders were news,
+    but each first came with an error, which is never progress, and the note's clean page matched
+    it: the third "back to the list" read as the same call with nothing new since. Only what a
+    successful call showed makes a result old. Mutation: compare novelty against error steps too."""
+    timeout = "TimeoutError: Locator.click: Timeout 500ms exceeded."
+    guard = LoopGuard(Config(), embedder=_intents("click"))
+    actions = []
+    for bid, n in (("1461", 65), ("1498", 125), ("1535", 180)):
+        order = _page(f"sales/order/view/{n}", f"Order {n}")
+        actions.append(guard.record("click", {"bid": bid}, f"{timeout}\n{order}", is_error=True).action)
+        actions.append(guard.record("take_note", {"note": f"Order {n}: 3 items"}, order).action)
+        actions.append(guard.record("click", {"bid": "730"}, _page("sales/order", "Orders")).action)
+    assert actions == ["allow"] * 9
+    # the same order opened again and again is no news: still a repeat
+    again = LoopGuard(Config(), embedder=_intents("click"))
+    order = _page("sales/order/view/65", "Order 65")
+    assert "warn" in [again.record(*call).action for _ in range(3) for call in (
+        ("click", {"bid": "1461"}, f"{timeout}\n{order}", True), ("click", {"bid": "730"}, _page("sales/order", "Orders")))]
+
+
 # -- an error object is an error, in any language (tau2 student domains, benchmarks/labels) ---------
 
 def test_a_json_error_object_is_an_error(monkeypatch):
