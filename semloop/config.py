@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,3 +219,12 @@ _OVERRIDABLE = {"call_threshold", "result_threshold", "related_threshold", "clus
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)
+
+
+def fail_open(config: Any, exc: Exception, what: str, consequence: str = "allowing the call") -> None:
+    """A detector failure must not kill the agent's run: log it and let the call go on — unless
+    `config.fail_open` is off, then re-raise. `what` names the failing part in the log line. (The
+    one place `Config.fail_open` is read: `LoopGuard` and every integration call it.)"""
+    if not config.fail_open:
+        raise exc
+    logging.getLogger("semloop").warning("semloop: %s error, %s: %r", what, consequence, exc)

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 import threading
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import features, messages, policy, signals
-from .config import Config
+from .config import Config, fail_open
 from .redact import redact_text, redact_words
 from .embeddings import Embedder, load_embedder
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
 
-log = logging.getLogger("semloop")
 
 _MAX_FLAGGED = 256
 
@@ -168,10 +166,7 @@ class LoopGuard:
     # -- internals -------------------------------------------------------------------------
 
     def _failed(self, exc: Exception) -> Verdict:
-        if not self.config.fail_open:
-            raise exc
-        what = "store" if self.store is not None and _is_store_error(exc) else "detector"
-        log.warning("semloop: %s error, allowing the call: %r", what, exc)
+        fail_open(self.config, exc, "store" if self.store is not None and _is_store_error(exc) else "detector")
         return Verdict("allow", self.state.steps_seen, error=repr(exc))
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:

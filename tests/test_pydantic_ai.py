@@ -202,3 +202,28 @@ def test_importing_the_module_imports_no_pydantic_ai():
             "print([m for m in ('pydantic_ai', 'numpy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_failing_detector_fails_open_or_raises_when_configured(monkeypatch, caplog):
+    """A detector failure never ends the agent's run (the tool's output goes through unchanged)
+    unless `fail_open=False`, where the capability re-raises it."""
+    def read_config(path: str) -> str:
+        """Read a configuration file."""
+        return DENIED
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("detector exploded")
+
+    monkeypatch.setattr(LoopGuard, "_record", broken)
+    monkeypatch.setattr(LoopGuard, "_check", broken)
+
+    def run(config):
+        model = TestModel(call_tools=["read_config"], custom_output_text="done")
+        return Agent(model, tools=[read_config], capabilities=[SemloopCapability(config)]).run_sync("Load it.")
+
+    with caplog.at_level("WARNING", logger="semloop"):
+        result = run(Config())
+    assert [r.content for r in tool_returns(result)] == [DENIED] and result.output == "done"
+    assert "detector error" in caplog.text
+    with pytest.raises(RuntimeError, match="detector exploded"):
+        run(Config(fail_open=False))

@@ -47,7 +47,8 @@ from ..config import Config
 from ..features import is_message_tool
 from ..guard import LoopGuard
 from ..verdict import Verdict
-from . import fail_open, keep_verdict
+from ..config import fail_open
+from . import keep_verdict
 from .claude_code import normalize_response, session_key
 
 __all__ = ["SemloopHooks", "semloop_hooks"]

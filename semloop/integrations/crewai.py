@@ -39,7 +39,8 @@ from typing import Any, Callable, Hashable
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
-from . import fail_open, keep_verdict
+from ..config import fail_open
+from . import keep_verdict
 
 __all__ = ["SemloopHooks", "LoopStopped"]
 

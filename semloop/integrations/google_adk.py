@@ -31,7 +31,8 @@ from typing import Any, Callable, Hashable
 
 from ..config import Config
 from ..verdict import Verdict
-from . import fail_open, keep_verdict
+from ..config import fail_open
+from . import keep_verdict
 
 __all__ = ["SemloopPlugin"]
 

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
-from . import fail_open, keep_verdict
+from ..config import fail_open
+from . import keep_verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.tools import BaseTool
@@ -484,9 +485,8 @@ class _GuardedCore:
             return
         try:
             verdict = self.guard.record(self.name, _model_args(self.tool, tool_input), _error_text(exc), is_error=True)
-        except Exception:
-            if not self.guard.config.fail_open:
-                raise
+        except Exception as exc:
+            fail_open(self.guard.config, exc, "tool wrapper", "the error goes on unchanged")
             return
         if verdict.action != "allow":
             self._note(verdict)

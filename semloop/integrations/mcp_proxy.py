@@ -33,7 +33,8 @@ import time
 from typing import Any, Sequence
 
 from ..config import Config
-from . import fail_open, keep_verdict
+from ..config import fail_open
+from . import keep_verdict
 
 __all__ = ["GuardedTools", "run_proxy", "serve_stdio"]
 

@@ -47,7 +47,8 @@ from typing import Any, Callable, Hashable, Literal, Mapping
 from ..config import Config
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
-from . import fail_open, keep_verdict
+from ..config import fail_open
+from . import keep_verdict
 
 __all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
 

@@ -31,16 +31,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import logging
 from typing import Any, Literal
 
-from ..config import Config
+from ..config import Config, fail_open
 from ..verdict import LoopStopped, Verdict
 from . import keep_verdict
 
 __all__ = ["SemloopCapability", "LoopStopped"]
 
-log = logging.getLogger("semloop")
 
 INSTALL_HINT = ("semloop's PydanticAI integration needs PydanticAI 2.x (capabilities): "
                 "pip install 'semloop[pydantic-ai]'")
@@ -217,9 +215,7 @@ def _build() -> type:
             try:
                 value = fn()
             except Exception as exc:
-                if self.config is not None and not self.config.fail_open:
-                    raise
-                log.warning("semloop: capability error, allowing the call: %r", exc)
+                fail_open(self.config or Config(), exc, "capability")
                 return None
             if note and value.action != "allow":
                 keep_verdict(self._root.verdicts, value)
