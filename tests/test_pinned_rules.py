@@ -1065,6 +1065,27 @@ def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatc
     assert "warn" in history_pages()
 
 
+@pytest.mark.parametrize("check, output", [
+    ("pytest -q", "..........                                 [100%]\n10 passed in 0.42s"),
+    ("npm test", "> app@1.0.0 test\n> jest\n\nTest Suites: 4 passed, 4 total\nTests:       31 passed, 31 total"),
+    ("npx tsc --noEmit", ""),
+    ("ruff check .", "All checks passed!"),
+    ("git status --short", " M src/app.py"),
+])
+def test_a_clean_check_after_each_edit_is_refactoring(check, output):
+    """Edit, run the checks, all clean; five times. The check's output never changes, and that is
+    the point: the work is the edits. (A rule counting the same call with the same output across
+    edits caught a no-op script re-run between edits in a labeled run, and warned all of these:
+    docs/detection.md, ninth pass.) Mutation: count identical successful runs across writes."""
+    guard = LoopGuard(Config())
+    actions = []
+    for i in range(5):
+        actions.append(guard.record("Edit", {"file_path": "/repo/src/app.py", "old_string": f"v{i}", "new_string": f"v{i + 1}"},
+                                    "The file /repo/src/app.py has been updated.").action)
+        actions.append(guard.record("Bash", {"command": check}, output).action)
+    assert actions == ["allow"] * 10
+
+
 def test_the_first_clean_view_of_a_page_is_news():
     """A list, an order opened by a click BrowserGym reports as timed out, a note taken on the order
     (the same page, now without the error), back to the list; three orders. The orders were news,
