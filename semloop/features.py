@@ -595,10 +595,17 @@ _PENDING = re.compile(r"\b(pending|queued|in[ _-]?progress|running|building|depl
                       r"in_transit|booting|restarting|updating)\b")
 
 
+_PENDING_FIELD = re.compile(r'"(?:status|state|phase|stage)": "' + _PENDING.pattern)
+
+
 def is_pending(normalized_result: str) -> bool:
     """Whether a result reports a status still in progress ("STATUS: queued", "Building…") in its
-    first 400 characters."""
-    return bool(_PENDING.search(normalized_result[:400]))
+    first 400 characters. In a JSON record only a status field counts: `"status": "pending"`, not
+    the product a retail order lists (`"name": "running shoes"`)."""
+    head = normalized_result[:400]
+    if head.startswith(("{", "[")):
+        return bool(_PENDING_FIELD.search(head))
+    return bool(_PENDING.search(head))
 
 
 def skeleton_signature(tool: str, tool_input: Any) -> str:

@@ -1086,6 +1086,51 @@ def test_a_clean_check_after_each_edit_is_refactoring(check, output):
     assert actions == ["allow"] * 10
 
 
+def test_a_product_name_is_not_a_pending_status():
+    """A retail order lists "running shoes"; that is not a status still in progress, so looking the
+    same order up again and again is a repeat at the usual count, not a poll given more patience
+    (CTU Qwen3 run task96: the lookups' "running" also turned off the cycle check). In a JSON
+    record only a status field says pending. Mutation: search the whole record's head again."""
+    order = json.dumps({"order_id": "#W4073673", "user_id": "lei_wilson_4541", "items": [
+        {"name": "Running Shoes", "item_id": "1775591963", "price": 154.75}], "status": "delivered"})
+    assert not features.is_pending(features.normalize_result(order))
+    assert features.is_pending(features.normalize_result(json.dumps({"id": 7, "status": "processing"})))
+    assert features.is_pending(features.normalize_result("Building... 3 of 7 layers"))
+    guard = LoopGuard(Config())
+    actions = [guard.record("get_order_details", {"order_id": "#W4073673"}, order).action for _ in range(3)]
+    assert actions == ["allow", "allow", "warn"]
+
+
+def test_a_cycle_of_tool_calls_with_talk_between_is_a_cycle():
+    """Look the order up, look the product up, try the exchange (an error), then the order and the
+    very same exchange again, and the order once more, with a message to the customer after every
+    call: the replies are new every time, the calls and their results are not (CTU Qwen3 run
+    task96). Only the cycle sees it: the product lookup was news, so no single call has repeated
+    often enough since. Mutation: keep the messages in the cycle's sequence."""
+    order = json.dumps({"order_id": "#W4073673", "items": [{"name": "Laptop", "item_id": "2216662955"}],
+                        "status": "delivered"})
+    product = json.dumps({"name": "Laptop", "variants": {"9844888101": {"processor": "i7", "ram": "8GB"}}})
+    exchange = {"order_id": "#W4073673", "item_ids": ["2216662955", "2216662955"], "new_item_ids": ["9844888101"] * 2}
+    calls = [("get_order_details", {"order_id": "#W4073673"}, order, False),
+             ("get_product_details", {"product_id": "4760268021"}, product, False),
+             ("exchange_delivered_order_items", exchange, "Error: 2216662955 not found", True),
+             ("get_order_details", {"order_id": "#W4073673"}, order, False),
+             ("exchange_delivered_order_items", exchange, "Error: 2216662955 not found", True),
+             ("get_order_details", {"order_id": "#W4073673"}, order, False)]
+    guard = LoopGuard(Config())
+    actions = []
+    for n, (tool, args, result, failed) in enumerate(calls):
+        actions.append(guard.record(tool, args, result, is_error=failed).action)
+        guard.record("respond", {"content": f"Update {n}: still working on your exchange."}, f"Reply {n}, new words {n * 7}.")
+    assert actions == ["allow"] * 5 + ["warn"]
+    # the same agent moving on (another order each time) is not a cycle
+    other = LoopGuard(Config())
+    for n in range(4):
+        record = order.replace("4073673", f"40736{n}0").replace("2216662955", f"55{n}1209{n}7")
+        assert other.record("get_order_details", {"order_id": f"#W40736{n}0"}, record).action == "allow"
+        assert other.record("respond", {"content": f"Order {n} looks fine."}, "Thanks, next one.").action == "allow"
+
+
 def test_the_first_clean_view_of_a_page_is_news():
     """A list, an order opened by a click BrowserGym reports as timed out, a note taken on the order
     (the same page, now without the error), back to the list; three orders. The orders were news,
