@@ -283,10 +283,13 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
 
 
 def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
-    """A-B-A-B or A-B-C-A-B-C: the last two full cycles match call for call, results unchanged."""
+    """A-B-A-B or A-B-C-A-B-C: the last two full cycles match call for call, results unchanged.
+    For a tool call, the agent's messages between the calls are left out."""
     if step.pending:
         return None  # sleep / check-status alternation: waiting (repeated_call counts the checks, patiently)
-    recent = list(state.window)
+    # a tool call's cycle is judged on the tool calls: the talk between them is new every time and
+    # would break any cycle a conversation agent runs (look up, try, ask, look up, try the same)
+    recent = [s for s in state.window if not s.is_message] if not step.is_message else list(state.window)
     for period in cfg.cycle_periods:
         if len(recent) + 1 < 2 * period:
             continue
