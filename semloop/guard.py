@@ -246,8 +246,8 @@ class LoopGuard:
             step.facts = _foreground_facts(state, step.facts)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         # new = not an error, not empty, and neither the same content nor the same facts as a window
-        # step that succeeded: what came with an error (a page under "Timeout 500ms exceeded") was
-        # never progress, so its first clean view is
+        # step that succeeded. What came with an error (a page under "Timeout 500ms exceeded") was
+        # never counted as progress, so the first clean view of it is.
         step.novel = not step.is_error and step.result_size > 0 and all(
             signals.result_match(step, prev, containment=True) < cfg.result_threshold
             and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window if not prev.is_error)

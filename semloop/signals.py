@@ -179,8 +179,8 @@ def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> 
     only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
     For a call that succeeds, a write counts as progress too (`state.last_write`: an edit answered
     by a bare acknowledgement or made through an editor, `guard._is_write`): running the test
-    again after an edit checks the edit, even when the output did not change. A call that fails keeps counting across writes: an edit that leaves
-    the very same error in place is the loop.
+    again after an edit checks the edit, even when the output did not change. A call that fails
+    keeps counting across writes: an edit that leaves the very same error in place is the loop.
 
     With `talk=False` the other side's replies (the results of messages) are not progress: they
     are new every time, but a call that uses nothing from them did not move on (`uses_new_value`).

@@ -43,11 +43,10 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, AsyncIterable, AsyncIterator, Mapping
 
-from ..config import Config
+from ..config import Config, fail_open
 from ..features import is_message_tool
 from ..guard import LoopGuard
 from ..verdict import Verdict
-from ..config import fail_open
 from . import keep_verdict
 from .claude_code import normalize_response, session_key
 

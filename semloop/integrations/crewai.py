@@ -36,10 +36,9 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
-from ..config import Config
+from ..config import Config, fail_open
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
-from ..config import fail_open
 from . import keep_verdict
 
 __all__ = ["SemloopHooks", "LoopStopped"]

@@ -29,9 +29,8 @@ import dataclasses
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
-from ..config import Config
+from ..config import Config, fail_open
 from ..verdict import Verdict
-from ..config import fail_open
 from . import keep_verdict
 
 __all__ = ["SemloopPlugin"]

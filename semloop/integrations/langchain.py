@@ -34,10 +34,9 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
 
-from ..config import Config
+from ..config import Config, fail_open
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
-from ..config import fail_open
 from . import keep_verdict
 
 if TYPE_CHECKING:  # pragma: no cover

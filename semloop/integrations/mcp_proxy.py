@@ -32,8 +32,7 @@ import sys
 import time
 from typing import Any, Sequence
 
-from ..config import Config
-from ..config import fail_open
+from ..config import Config, fail_open
 from . import keep_verdict
 
 __all__ = ["GuardedTools", "run_proxy", "serve_stdio"]

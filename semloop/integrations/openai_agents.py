@@ -44,10 +44,9 @@ import re
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Literal, Mapping
 
-from ..config import Config
+from ..config import Config, fail_open
 from ..guard import LoopGuard
 from ..verdict import LoopStopped, Verdict
-from ..config import fail_open
 from . import keep_verdict
 
 __all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
