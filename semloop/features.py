@@ -327,6 +327,13 @@ def input_words(values: list[str], limit: int = 64) -> frozenset[str]:
     return frozenset(_TOKEN.findall(excerpt(" ".join(values), 2000).casefold())[:limit])
 
 
+def plain_words(values: list[str], limit: int = 64) -> frozenset[str]:
+    """The words of a call's values that stand alone, outside any path, URL, address or number
+    (`queries` in `runtests.py queries`; not `archive` in `https://x.org/archive/page`)."""
+    text = _ENTITY.sub(" ", excerpt(" ".join(values), 2000).casefold())
+    return frozenset(_TOKEN.findall(text)[:limit])
+
+
 def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:
     """The words of a short result (see `SHORT_RESULT`), kept so that two short results can be
     compared without the parts that echo their calls (`"city": "TYO"` vs `"city": "Tokyo"`)."""
@@ -598,14 +605,21 @@ _PENDING = re.compile(r"\b(pending|queued|in[ _-]?progress|running|building|depl
 _PENDING_FIELD = re.compile(r'"(?:status|state|phase|stage)": "' + _PENDING.pattern)
 
 
-def is_pending(normalized_result: str) -> bool:
-    """Whether a result reports a status still in progress ("STATUS: queued", "Building…") in its
-    first 400 characters. In a JSON record only a status field counts: `"status": "pending"`, not
-    the product a retail order lists (`"name": "running shoes"`)."""
+PENDING_WORDS = 40
+"""A status line is brief ("STATUS: queued", "Building… 3/7"). In a long output — a pytest header
+("running tests with …"), an apt log ("building dependency tree"), a page of docs ("creating …") — a
+pending word is one word among many, not the state of what is being polled."""
+
+
+def is_pending(normalized_result: str, size: int) -> bool:
+    """Whether a result reports a status still in progress ("STATUS: queued", "Building…"): a JSON
+    record's status field in its first 400 characters (`"status": "pending"`, not the product a
+    retail order lists, `"name": "running shoes"`), or a pending word in a brief text result (at
+    most `PENDING_WORDS` distinct words)."""
     head = normalized_result[:400]
     if head.startswith(("{", "[")):
         return bool(_PENDING_FIELD.search(head))
-    return bool(_PENDING.search(head))
+    return size <= PENDING_WORDS and bool(_PENDING.search(head))
 
 
 def skeleton_signature(tool: str, tool_input: Any) -> str:

@@ -179,7 +179,8 @@ class LoopGuard:
         text = features.render_value(output)
         result = features.normalize_result(text)
         exact_sig, norm_sig, skeleton_sig, values = features.call_keys(tool, tool_input)
-        error_class = features.error_class(text, is_error, search=not text.strip() and features.is_search(tool, values))
+        search = features.is_search(tool, values)
+        error_class = features.error_class(text, is_error, search=search and not text.strip())
         sketch, size = features.result_sketch(result)
         vec = None
         is_message = features.is_message_tool(tool, cfg.message_tools)
@@ -213,10 +214,12 @@ class LoopGuard:
             # by their facts (`signals.same_facts`), so a long one's are never extracted
             facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),
             skeleton_sig=skeleton_sig,
-            pending=error_class is None and features.is_pending(result),
+            pending=error_class is None and not is_message and features.is_pending(result, size),
             acknowledged=features.is_acknowledgement(result, short_words, size, input_words),
             programs=features.program_files(entities),
             edits=features.is_edit(tool_input, values),
+            search=search,
+            plain_words=features.plain_words(values),
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -308,6 +311,7 @@ def _redacted(step: StepRecord) -> StepRecord:
     step.entities = redact_words(step.entities)
     step.programs = redact_words(step.programs)
     step.input_words = redact_words(step.input_words)
+    step.plain_words = redact_words(step.plain_words)
     step.short_words = redact_words(step.short_words)
     return step
 

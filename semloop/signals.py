@@ -120,6 +120,21 @@ def different_programs(a: StepRecord, b: StepRecord) -> bool:
     return bool(a.programs) and bool(b.programs) and not (a.programs & b.programs)
 
 
+SAME_CONTENT = 0.95  # result similarity that reads as the very same content (a few words of echo apart)
+
+
+def swapped_target(a: StepRecord, b: StepRecord) -> bool:
+    """Calls alike but for one standalone word swapped for another (`runtests.py expressions`, then
+    `runtests.py queries`): the same action on another target, as batch work is. Not a search (a
+    reworded query: "release date", then "launch date"), and not a word inside a path or URL
+    (`/archive/page`, `/m/page`: another address of one page) or a number (`features.plain_words`;
+    a number that creeps is drift, judged on its own: the skeleton signature)."""
+    if a.search or b.search:
+        return False
+    only_a, only_b = a.input_words - b.input_words, b.input_words - a.input_words
+    return len(only_a) == 1 == len(only_b) and only_a <= a.plain_words and only_b <= b.plain_words
+
+
 def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
     """Same tool, or calls similar enough to be attempts at the same thing."""
     return a.tool == b.tool or call_match(a, b)[1] >= cfg.related_threshold
@@ -170,6 +185,12 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         return None
     if call_sim < cfg.call_threshold:
         return None
+    if swapped_target(a, b):
+        # one word swapped (`runtests.py expressions`, then `runtests.py queries`): another target,
+        # whose output may share most words and contain the other's; only the very same content
+        # says it was the same one (city=Tokyo, then city=TYO)
+        res_sim = result_match(a, b)
+        return (kind, min(call_sim, res_sim)) if res_sim >= SAME_CONTENT else None
     res_sim = result_match(a, b, containment=True)
     return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
 

@@ -45,6 +45,8 @@ class StepRecord:
     acknowledged: bool = False  # the result only says the call ran (features.is_acknowledgement)
     programs: frozenset = frozenset()  # program files the call writes or runs (features.program_files)
     edits: bool = False  # the call edits a file through an editor (features.is_edit)
+    search: bool = False  # the call searches (features.is_search)
+    plain_words: frozenset = frozenset()  # its words outside paths, URLs and numbers (features.plain_words)
 
 
 @dataclass(slots=True)
@@ -60,7 +62,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 7
+STATE_FORMAT = 8
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 

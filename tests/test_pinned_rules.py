@@ -1086,6 +1086,11 @@ def test_a_clean_check_after_each_edit_is_refactoring(check, output):
     assert actions == ["allow"] * 10
 
 
+def _pending(output: str) -> bool:
+    result = features.normalize_result(output)
+    return features.is_pending(result, features.result_sketch(result)[1])
+
+
 def test_a_product_name_is_not_a_pending_status():
     """A retail order lists "running shoes"; that is not a status still in progress, so looking the
     same order up again and again is a repeat at the usual count, not a poll given more patience
@@ -1093,9 +1098,9 @@ def test_a_product_name_is_not_a_pending_status():
     record only a status field says pending. Mutation: search the whole record's head again."""
     order = json.dumps({"order_id": "#W4073673", "user_id": "lei_wilson_4541", "items": [
         {"name": "Running Shoes", "item_id": "1775591963", "price": 154.75}], "status": "delivered"})
-    assert not features.is_pending(features.normalize_result(order))
-    assert features.is_pending(features.normalize_result(json.dumps({"id": 7, "status": "processing"})))
-    assert features.is_pending(features.normalize_result("Building... 3 of 7 layers"))
+    assert not _pending(order)
+    assert _pending(json.dumps({"id": 7, "status": "processing"}))
+    assert _pending("Building... 3 of 7 layers")
     guard = LoopGuard(Config())
     actions = [guard.record("get_order_details", {"order_id": "#W4073673"}, order).action for _ in range(3)]
     assert actions == ["allow", "allow", "warn"]
@@ -1319,3 +1324,90 @@ def test_a_build_after_each_written_file_checks_the_write(monkeypatch):
     assert cycle() == ["allow"] * 3
     monkeypatch.setattr(features, "FUNCTION_WORDS", frozenset())
     assert "warn" in cycle()
+
+
+# -- tenth pass: one word swapped is another target; a pending word only in a brief status -------
+
+def _django_run(module: str, tests: int, skipped: int, case: str) -> str:
+    clones = "\n".join("Cloning test database for alias 'default'..." for _ in range(3))
+    destroys = "\n".join("Destroying test database for alias 'default'..." for _ in range(4))
+    skips = "\n".join(f"{case}.test_{i} ({module}.tests.{case}) skipped: Database doesn't support feature(s): "
+                      f"supports_over_clause, allows_group_by_select_index" for i in range(skipped))
+    return (f"Testing against Django installed in '/testbed/django' with up to 8 processes\n"
+            f"System check identified no issues (0 silenced).\nCreating test database for alias 'default'...\n"
+            f"{clones}\n{'.' * tests}\n{skips}\n{'-' * 70}\nRan {tests} tests in 0.{tests}s\n\nOK (skipped={skipped})\n{destroys}")
+
+
+def test_test_runs_of_different_modules_are_different_work():
+    """`runtests.py expressions_window`, `expressions`, `queries`: three test modules whose outputs
+    share nearly every word (the runner's boilerplate) and contain one another. One word swapped in
+    a call is the same action on another target, as batch work is (mini-swe-agent django-13028,
+    13315 and 15022 were warned for it). Mutation: drop `signals.swapped_target` from `same_step`."""
+    guard = LoopGuard(Config(), embedder=_intents("runtests"))  # the embedding calls them one intent
+    actions = [guard.record("bash", {"command": f"python3 tests/runtests.py {module}"},
+                            _django_run(module, tests, skipped, case)).action
+               for module, tests, skipped, case in (("expressions_window", 49, 3, "WindowFunctionTests"),
+                                                    ("expressions", 164, 2, "FTimeDeltaTests"),
+                                                    ("queries", 412, 2, "QuerySetSupportsPythonIdioms"),
+                                                    ("aggregation", 97, 1, "AggregateTestCase"))]
+    assert actions == ["allow"] * 4
+
+
+def test_one_word_swapped_with_the_very_same_answer_is_a_repeat():
+    """The limits of the rule above: a swapped word that brings back the very same content was the
+    same target (a namespace spelled two ways). Mutation: refuse every swapped pair, whatever the
+    results. And the same error for guessed directories stays a repeat (SWE-agent dubbo-9187, lost
+    by the rule's first version, which refused swapped pairs before comparing their results)."""
+    pods = "\n".join(f"web-{i}   1/1   Running   0   {i}d" for i in range(30))
+    guard = LoopGuard(Config(), embedder=_intents("kubectl"))
+    actions = [guard.record("bash", {"command": f"kubectl get pods -n {ns}"}, f"NAMESPACE {ns}\n{pods}").action
+               for ns in ("prod", "production", "prd")]
+    assert actions == ["allow", "allow", "warn"]
+    guard = LoopGuard(Config(), embedder=_intents("search_dir"))
+    actions = [guard.record("bash", {"command": f'search_dir "ExtensionLoader" {d}'}, f"Directory {d} not found").action
+               for d in ("src", "dubbo", "main")]
+    assert "warn" in actions
+
+
+def test_a_pending_word_in_a_long_output_is_not_a_status():
+    """"running tests with astropy version …" in a pytest header, "building dependency tree" in an
+    apt log, "creating …" in docs: one word among hundreds is not the state of what is being
+    polled, so the same run with the same output is a repeat at the usual count, not a poll given
+    `poll_repeats` of patience (mini-swe-agent sphinx-9229 was caught at step 132 instead of 36).
+    A brief status line still is one, and a reply never is (the customer's "a pending order").
+    Mutation: read pending words in any text result, or in replies."""
+    header = ("Internet access disabled\n============================= test session starts ==============================\n"
+              "platform linux -- Python 3.9.20, pytest-7.4.0, pluggy-1.3.0\nRunning tests with astropy version 5.2.dev.\n"
+              "Running tests in astropy/io/fits/tests/test_header.py.\n")
+    failure = header + "\n".join(f"FAILED astropy/io/fits/tests/test_header.py::test_card_{i} - AssertionError: "
+                                 f"expected {i} cards, got {i + 1}" for i in range(12))
+    assert not _pending(failure) and _pending("Deployment status: building (3 of 7 steps)")
+    guard = LoopGuard(Config())
+    run = {"command": "python -m pytest astropy/io/fits/tests/test_header.py -x"}
+    assert [guard.record("bash", run, failure).action for _ in range(3)] == ["allow", "allow", "warn"]
+    guard = LoopGuard(Config())
+    assert [guard.record("bash", {"command": "deploy status web"}, "Deployment status: building").action
+            for _ in range(4)] == ["allow"] * 4
+    guard = LoopGuard(Config())
+    reply = guard._step("respond", {"content": "Could you tell me the order id?"},
+                        "I don't have it, it's the pending order from last week.", False)
+    assert reply.is_message and not reply.pending
+
+
+def test_a_reworded_search_is_not_another_target():
+    """"Python 3.12 release date", "launch date", "GA date": one word swapped in a search is a
+    reworded query, and its results page differs a little each time (one result more, the query
+    echoed), so it is judged as a paraphrase, not as another target. Mutation: let
+    `swapped_target` take searches."""
+    links = [f"{i}. Python 3.12: facts and figures | site{i}.org\nPython 3.12 was released on October 2, 2023 "
+             f"after {i} release candidates; see the changelog {i}." for i in range(8)]
+
+    extras = ["Reddit discussion of the schedule", "Mailing list announcement archive", "Stack Overflow answer, upvoted"]
+
+    def page(query: str, extra: int) -> str:
+        return f'Web search results for query: "{query}"\n' + "\n".join(links + [f"9. {extras[extra]}"])
+
+    guard = LoopGuard(Config(), embedder=_intents("Python 3.12"))
+    actions = [guard.record("WebSearch", {"query": q}, page(q, n)).action
+               for n, q in enumerate(("Python 3.12 release date", "Python 3.12 launch date", "Python 3.12 GA date"))]
+    assert actions == ["allow", "allow", "warn"]
