@@ -459,18 +459,25 @@ def mask_keyed(text: str) -> str:
     return text
 
 
+# Element ids at the head of an accessibility-tree line (`[2226] link 'Page 2'`: the page format of
+# WebArena, BrowserGym and OpenHands' browser). The browser numbers the elements anew on each
+# render, so one page seen twice differs in every id; they are volatile, like a clock.
+_ELEMENT_REF = re.compile(r"(?m)^[ \t]*\[\d+\](?= )")
+
 # `cat -n` line numbers (Claude Code's Read output): the same file read with `cat` has none.
 _LINE_NUMBER = re.compile(r"(?m)^ *\d+\t")
 
 
 def normalize_result(text: str) -> str:
     """Whitespace collapsed, case folded, `cat -n` line numbers dropped, volatile parts (clocks,
-    durations, ids) masked. Texts longer than `SKETCH_CHARS` keep their head and tail plus a
-    digest of the whole text."""
+    durations, ids, a page's element ids) masked. Texts longer than `SKETCH_CHARS` keep their head
+    and tail plus a digest of the whole text."""
     if len(text) > SKETCH_CHARS:
         text = excerpt(text, SKETCH_CHARS) + " #" + digest(text)
     if "\t" in text:
         text = _LINE_NUMBER.sub("", text)
+    if "\t[" in text or "\n[" in text:
+        text = _ELEMENT_REF.sub("[#]", text)
     # str.split() splits on exactly the characters `\s` matches: this is `_WS.sub(" ", text).strip()`
     text = _VOLATILE_CANDIDATE.sub(_mask, " ".join(text.split()).casefold())
     return mask_keyed(text) if len(text) <= KEYED_MASK_CHARS else text

@@ -250,9 +250,12 @@ class LoopGuard:
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         # new = not an error, not empty, and neither the same content nor the same facts as a window
         # step that succeeded. What came with an error (a page under "Timeout 500ms exceeded") was
-        # never counted as progress, so the first clean view of it is.
+        # never counted as progress, so the first clean view of it is. One result inside the other
+        # is the same content only when one is brief (`head -n` after `cat`): two whole pages of one
+        # site share their menus, which says "same site", not "nothing new".
         step.novel = not step.is_error and step.result_size > 0 and all(
-            signals.result_match(step, prev, containment=True) < cfg.result_threshold
+            signals.result_match(step, prev, containment=min(step.result_size, prev.result_size) <= signals.FACT_RESULT)
+            < cfg.result_threshold
             and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window if not prev.is_error)
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:

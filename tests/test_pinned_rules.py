@@ -1011,21 +1011,24 @@ CHROME = " ".join(f"[{100 + n}] link 'Menu {word}'" for n, word in enumerate(
     "search terms ratings reviews newsletter pages blocks widgets themes".split()))
 
 
-def _page(url: str, topic: str, focused: str = "") -> str:
+def _page(url: str, topic: str, focused: str = "", label: str = "Filters") -> str:
     """A shop page: the shared menus, then rows naming what this page is about."""
     body = " ".join(f"row '{word}{topic.split()[-1]}{k}'" for k in range(3) for word in
                     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike oscar".split())
-    return f"URL: http://shop/{url}\nRootWebArea '{topic}'\n{CHROME}\n{body}\n[{focused}] button 'Filters', focused"
+    return f"URL: http://shop/{url}\nRootWebArea '{topic}'\n{CHROME}\n{body}\n[{focused}] button '{label}', focused"
 
 
 def test_element_ids_are_targets_not_a_creeping_number(monkeypatch):
-    """`click(bid="1123")`, then 845, then 967 on one page that looks the same: three elements, not
-    a number creeping (`features._ID_KEY`: the value of `bid`, `order_id`, `index` is an id).
-    Mutation: `_ID_KEY` matching nothing (the clicks then share a skeleton and warn)."""
+    """`click(bid="1123")`, then 845, then 967 on one page that looks nearly the same (the focus moves
+    from one filter to the next): three elements, not a number creeping (`features._ID_KEY`: the
+    value of `bid`, `order_id`, `index` is an id). Mutation: `_ID_KEY` matching nothing (the clicks
+    then share a skeleton and warn). (Three clicks that leave the very same page, its element ids
+    aside, are one non-answer three times: `features._ELEMENT_REF`.)"""
     def clicks():
         guard = LoopGuard(Config(), embedder=_intents("click"))
-        return [guard.record("click", {"bid": bid}, _page("admin/sales/order", "Orders", focused=bid)).action
-                for bid in ("1123", "845", "967")]
+        return [guard.record("click", {"bid": bid}, _page("admin/sales/order", "Orders", focused=bid,
+                                                          label=f"Filter by {label}")).action
+                for bid, label in (("1123", "status"), ("845", "date"), ("967", "total"))]
     assert clicks() == ["allow"] * 3
     assert features.skeleton_signature("t", {"depth": 2}) == features.skeleton_signature("t", {"depth": 3})
     monkeypatch.setattr(features, "_ID_KEY", __import__("re").compile(r"$^"))
@@ -1411,3 +1414,87 @@ def test_a_reworded_search_is_not_another_target():
     actions = [guard.record("WebSearch", {"query": q}, page(q, n)).action
                for n, q in enumerate(("Python 3.12 release date", "Python 3.12 launch date", "Python 3.12 GA date"))]
     assert actions == ["allow", "allow", "warn"]
+
+
+# -- a page seen again with its elements numbered anew is the same page -------------------------
+
+def _review_page(page: int, first_bid: int) -> str:
+    """A product page's reviews, page 1 or 2, as BrowserGym's accessibility tree: every render
+    numbers the elements anew (task_673 of browser batch 8: 2226, 2321, 2584, … for one link), and
+    as on a real page most lines are widgets that repeat, so the ids are most of its distinct words."""
+    title = "wheel drifts left" if page == 2 else "great wheel, solid pedals"
+    widgets = ["StaticText 'Rating'", "StaticText 'Quality'", "button 'Helpful'", "button 'Report'", "separator ''"]
+    lines = [f"StaticText 'Review {page}.{i}: {title}'" if j == 0 else widgets[j - 1]
+             for i in range(12) for j in range(6)] + ["link 'Page 1'", "link 'Page 2'"]
+    return ("URL: http://shop.test/racing-wheel-overdrive\nRootWebArea 'Racing Wheel Overdrive', focused\n"
+            + "\n".join(f"\t[{first_bid + i}] {line}" for i, line in enumerate(lines)))
+
+
+def test_a_page_seen_again_with_new_element_ids_is_the_same_page():
+    """Review page 2, page 1, page 2, page 1 …: every click names a new element id and every
+    page differs in every id, so nothing matched and 7 of 12 loops of browser batch 8 (blind) went
+    unseen. Element ids at the head of a tree line are masked like a clock. Mutation: drop
+    `features._ELEMENT_REF`."""
+    guard = LoopGuard(Config())
+    actions, bid = [], 2000
+    for step in range(8):
+        page = 2 if step % 2 == 0 else 1
+        actions.append(guard.record("click", {"bid": str(bid + 73 if page == 2 else bid + 72)},
+                                    _review_page(page, bid + 100)).action)
+        bid += 100
+    assert actions[:2] == ["allow", "allow"] and "warn" in actions[:5]
+
+
+def test_a_list_and_its_items_one_after_another_is_traversal():
+    """List → order A → list → order B → …: the list page comes back (its ids numbered anew), but
+    each order page is new, so the agent moves on. Masking the ids must not make the returns to the
+    list a loop."""
+    menu = ("Home Account Wishlist Compare Cart Checkout Beauty Electronics Garden Kitchen Office Sports Toys "
+            "Books Music Movies Grocery Health Pets Baby Outdoor Automotive Tools Jewelry Shoes Clothing").split()
+    products = ("kettle lamp sofa rug desk chair mug vase clock fan shelf bench stool mirror towel pillow blanket "
+                "curtain basket candle tray bowl plate spoon fork knife jar bottle box bag hat scarf glove sock "
+                "boot shoe belt watch ring band cable charger mouse keyboard monitor speaker camera tripod lens "
+                "drone router modem printer scanner tablet phone case stand dock hub drive card reader battery").split()
+
+    def page(url: str, title: str, lines: list[str], first_bid: int) -> str:
+        tree = [f"\t[{first_bid + i}] link '{name}'" for i, name in enumerate(menu)]
+        tree += [f"\t[{first_bid + 100 + i}] {line}" for i, line in enumerate(lines)]
+        return f"URL: http://shop.test/{url}\nRootWebArea '{title}', focused\n" + "\n".join(tree)
+
+    def orders(first_bid: int) -> str:
+        return page("sales/order/history/", "My Orders", [f"link 'View Order {180 + i}' StaticText 'Placed {i + 1}/3/23'"
+                                                          for i in range(10)], first_bid)
+
+    def order(n: int, first_bid: int) -> str:
+        return page(f"sales/order/view/order_id/{n}/", f"Order {n}",
+                    [f"StaticText '{products[(n - 180) * 10 + i]}'" for i in range(10)], first_bid)
+
+    guard = LoopGuard(Config())
+    actions, bid = [], 1000
+    for n in range(180, 186):
+        actions.append(guard.record("click", {"bid": str(bid + 100 + n - 180)}, order(n, bid + 1000)).action)
+        actions.append(guard.record("click", {"bid": str(bid + 1000)}, orders(bid + 2000)).action)
+        bid += 2000
+    assert actions == ["allow"] * 12
+
+
+def test_a_new_page_of_one_site_is_news_though_its_menus_are_old():
+    """Two pages of one site share their menus: most words of the smaller page are in the larger
+    one. Containment (one result inside the other) tells `head -n` from `cat` of one file, but for
+    two whole pages it says "same site", not "nothing new" (browser dev run task_373: map searches
+    whose pages share one big panel). Only brief results are compared by containment for novelty.
+    Mutation: compare long results by containment again."""
+    kinds = "home account wishlist cart beauty garden kitchen office sports toys books music movies grocery health pets " \
+            "baby outdoor tools jewelry".split()
+    menu = "\n".join(f"[{i}] link '{kind} {shelf}'" for i, (kind, shelf) in enumerate(
+        (k, s) for k in kinds for s in ("deals", "new", "top", "gifts", "brands")))  # 100 entries, 25 words
+    menu += "\n" + " ".join(f"category{i}" for i in range(80))  # the footer's category links
+    listing = menu + "\n" + "\n".join(f"View Order {n}: {w}" for n, w in enumerate(
+        "kettle lamp sofa rug desk chair mug vase clock fan shelf bench stool mirror towel pillow blanket curtain "
+        "basket candle tray bowl plate spoon fork knife jar bottle box bag hat scarf glove sock boot shoe belt "
+        "watch ring band".split(), 150))
+    detail = menu + "\nOrder 166 items: reading lamp wool rug ceramic teapot; shipped Pittsburgh courier tracking signature"
+    guard = LoopGuard(Config())
+    guard.record("click", {"bid": "12"}, listing)
+    guard.record("click", {"bid": "40"}, detail)
+    assert guard.state.window[-1].novel
