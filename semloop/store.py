@@ -347,8 +347,7 @@ class SQLiteStore(_Store):
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             conn.execute("PRAGMA secure_delete = ON")  # deleted states are overwritten, not left in free pages
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")  # persistent: done once per file
+            self._ensure_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL; a crash loses one step at most
             if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
                 conn.executescript(_SCHEMA)
@@ -356,6 +355,23 @@ class SQLiteStore(_Store):
             conn.close()
             raise
         return conn
+
+    def _ensure_wal(self, conn: Any) -> None:
+        """Switch the file to WAL (persistent: done once per file). Processes that open a new file
+        at the same moment all try to switch it; SQLite refuses all but one at once with "database
+        is locked", without the busy wait (waiting could deadlock). The switch takes milliseconds,
+        so the others retry until `timeout`, and then find the file switched."""
+        import random
+        import sqlite3
+
+        deadline = time.monotonic() + self.timeout
+        while conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(random.uniform(0.002, 0.02))  # jittered: the refused ones do not collide again
 
     def _quarantine(self, exc: BaseException) -> None:
         """Move a corrupt database (and its WAL files) aside, keeping it for inspection."""

@@ -51,8 +51,11 @@ def test_parallel_hooks_in_process_record_every_step_once(srv, tmp_path, n):
     db = tmp_path / "state.sqlite3"
     # a generous lock wait: this checks that no step is lost or doubled, not the fail-open timeout
     env = {**srv.env, "SEMLOOP_HOOK_SERVER": "0", "SEMLOOP_DB_TIMEOUT": "120"}
-    for rc, out, err in _parallel_posts(env, db, n, "load"):
+    results = _parallel_posts(env, db, n, "load")
+    for rc, out, err in results:
         assert rc == 0 and json.loads(out) == {}, err
+    errors = [err.decode() for _, _, err in results if err.strip()]
+    assert errors == []  # a hook that failed open says so on stderr, and its step is lost
     state = stored(db, "load")
     assert state.steps_seen == n and sum(state.tool_counts.values()) == n
 

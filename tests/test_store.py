@@ -402,6 +402,28 @@ except Exception as exc:
     assert "no transaction is active" not in out and ("disk" in out or "full" in out or "I/O" in out), out
 
 
+def test_a_new_file_opened_while_another_process_creates_it_waits_instead_of_failing(tmp_path):
+    """Parallel hooks on a new database all switch it to WAL at once. SQLite refuses the switch
+    at once, without the busy wait, to a connection that holds a read lock while another holds the
+    write lock: the hook failed open and its step was lost (CI: 7 of 8 parallel steps recorded).
+    Here a real second connection holds the write lock for 0.3 s; the store waits it out."""
+    import sqlite3
+
+    db = tmp_path / "state.sqlite3"
+    other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # the other process, mid-way through creating the file
+    release = threading.Timer(0.3, other.execute, ("COMMIT",))
+    release.start()
+    try:
+        store = SQLiteStore(db, timeout=30)
+        store.save("k", SessionState.new(4))
+        assert store.connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store.load("k").steps_seen == 0
+    finally:
+        release.join()
+        other.close()
+
+
 def test_state_files_other_users_can_write_are_refused(tmp_path):
     db = tmp_path / "state.sqlite3"
     _loop(db, 1)
