@@ -322,16 +322,19 @@ def is_edit(tool_input: Any, values: list[str]) -> bool:
     return bool(values) and bool(_EDIT_COMMAND.match(values[0][:200]))
 
 
+def _values_text(values: list[str]) -> str:
+    return excerpt(" ".join(values), 2000).casefold()  # bounded: a call may carry a whole file
+
+
 def input_words(values: list[str], limit: int = 64) -> frozenset[str]:
     """The words of a call's values (casefolded, bounded): what a result may merely echo."""
-    return frozenset(_TOKEN.findall(excerpt(" ".join(values), 2000).casefold())[:limit])
+    return frozenset(_TOKEN.findall(_values_text(values))[:limit])
 
 
 def plain_words(values: list[str], limit: int = 64) -> frozenset[str]:
     """The words of a call's values that stand alone, outside any path, URL, address or number
     (`queries` in `runtests.py queries`; not `archive` in `https://x.org/archive/page`)."""
-    text = _ENTITY.sub(" ", excerpt(" ".join(values), 2000).casefold())
-    return frozenset(_TOKEN.findall(text)[:limit])
+    return frozenset(_TOKEN.findall(_ENTITY.sub(" ", _values_text(values)))[:limit])
 
 
 def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:
