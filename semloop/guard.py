@@ -248,15 +248,7 @@ class LoopGuard:
         if step.facts:
             step.facts = _foreground_facts(state, step.facts)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        # new = not an error, not empty, and neither the same content nor the same facts as a window
-        # step that succeeded. What came with an error (a page under "Timeout 500ms exceeded") was
-        # never counted as progress, so the first clean view of it is. One result inside the other
-        # is the same content only when one is brief (`head -n` after `cat`): two whole pages of one
-        # site share their menus, which says "same site", not "nothing new".
-        step.novel = not step.is_error and step.result_size > 0 and all(
-            signals.result_match(step, prev, containment=min(step.result_size, prev.result_size) <= signals.FACT_RESULT)
-            < cfg.result_threshold
-            and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window if not prev.is_error)
+        step.novel = _is_novel(step, state, cfg)
         action = policy.escalate(state, found, step.novel, cfg)
         if step.novel:
             state.last_novel = step.index
@@ -334,6 +326,31 @@ def _foreground_facts(state: SessionState, facts: frozenset) -> frozenset:
     while len(counts) > _MAX_FACTS:
         counts.popitem(last=False)
     return kept
+
+
+def _is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
+    """Whether the step brought news: not empty, and neither the same content nor the same facts as
+    a window step that succeeded. One result inside the other is the same content only when one is
+    brief (`head -n` after `cat`): two whole pages of one site share their menus, which says "same
+    site", not "nothing new".
+
+    A brief error is never news. An error that comes with a whole page (more than `FACT_RESULT`
+    words) is news when the page is: BrowserGym answers "Timeout 500ms exceeded" on clicks that
+    did open the next page, over that page. It is compared with every window step, errors
+    included, and a first line no window step showed (another URL: order 199 after order 200) is a
+    new page however alike the two pages' words are. Otherwise what came with an error was not
+    news, so the first clean view of it is."""
+    if step.result_size == 0:
+        return False
+    page_error = step.is_error and step.result_size > signals.FACT_RESULT
+    if step.is_error and not page_error:
+        return False
+    if page_error and step.result_head and all(prev.result_head != step.result_head for prev in state.window):
+        return True
+    return all(
+        signals.result_match(step, prev, containment=min(step.result_size, prev.result_size) <= signals.FACT_RESULT)
+        < cfg.result_threshold
+        and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window if page_error or not prev.is_error)
 
 
 def _is_write(step: StepRecord, state: SessionState) -> bool:

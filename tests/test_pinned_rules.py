@@ -1445,37 +1445,79 @@ def test_a_page_seen_again_with_new_element_ids_is_the_same_page():
     assert actions[:2] == ["allow", "allow"] and "warn" in actions[:5]
 
 
+_SHOP_MENU = ("Home Account Wishlist Compare Cart Checkout Beauty Electronics Garden Kitchen Office Sports Toys "
+              "Books Music Movies Grocery Health Pets Baby Outdoor Automotive Tools Jewelry Shoes Clothing").split()
+_PRODUCTS = ("kettle lamp sofa rug desk chair mug vase clock fan shelf bench stool mirror towel pillow blanket "
+             "curtain basket candle tray bowl plate spoon fork knife jar bottle box bag hat scarf glove sock "
+             "boot shoe belt watch ring band cable charger mouse keyboard monitor speaker camera tripod lens "
+             "drone router modem printer scanner tablet phone case stand dock hub drive card reader battery").split()
+
+
+_SHOP_FOOTER = ("About us; Customer service; Privacy and cookie policy; Search terms; Advanced search; "
+                "Contact us; Orders and returns; Newsletter subscription; Store locator; Gift cards; Careers; "
+                "Press room; Affiliate program; Shipping rates; Payment options; Report all bugs").split("; ")
+
+
+def _shop_page(url: str, title: str, lines: list[str], first_bid: int) -> str:
+    """An accessibility tree as BrowserGym shows it: the shop's menu, then this page's lines, every
+    element numbered from `first_bid` (numbered anew on every render)."""
+    tree = [f"\t[{first_bid + i}] link '{name}'" for i, name in enumerate(_SHOP_MENU)]
+    tree += [f"\t[{first_bid + 100 + i}] {line}" for i, line in enumerate(lines)]
+    tree += [f"\t[{first_bid + 200 + i}] link '{name}'" for i, name in enumerate(_SHOP_FOOTER)]
+    return f"URL: http://shop.test/{url}\nRootWebArea '{title}', focused\n" + "\n".join(tree)
+
+
+def _order_list(first_bid: int) -> str:
+    return _shop_page("sales/order/history/", "My Orders",
+                      [f"link 'View Order {180 + i}' StaticText 'Placed {i + 1}/3/23'" for i in range(10)], first_bid)
+
+
+def _order_page(n: int, first_bid: int, reorders: bool = False) -> str:
+    """Order `n`'s page: ten products of its own, or (`reorders`) the same ten as order 180."""
+    first = 0 if reorders else (n - 180) * 10
+    return _shop_page(f"sales/order/view/order_id/{n}/", f"Order {n}",
+                      [f"StaticText '{_PRODUCTS[first + i]}'" for i in range(10)], first_bid)
+
+
+def _list_and_orders(orders: list[int], timeout: str = "", reorders: bool = False) -> list[str]:
+    """Order → list → order → list …, each click answered by the page it opened (after `timeout`,
+    BrowserGym's error line, when given: then every step is an error)."""
+    guard, actions, bid = LoopGuard(Config()), [], 1000
+    for n in orders:
+        for bid_clicked, page in ((bid + 100 + n - 180, _order_page(n, bid + 1000, reorders)),
+                                  (bid + 1000, _order_list(bid + 2000))):
+            output = f"{page.split(chr(10), 1)[0]}\n{timeout}\n{page.split(chr(10), 1)[1]}" if timeout else page
+            actions.append(guard.record("click", {"bid": str(bid_clicked)}, output, is_error=bool(timeout)).action)
+        bid += 2000
+    return actions
+
+
 def test_a_list_and_its_items_one_after_another_is_traversal():
     """List → order A → list → order B → …: the list page comes back (its ids numbered anew), but
     each order page is new, so the agent moves on. Masking the ids must not make the returns to the
     list a loop."""
-    menu = ("Home Account Wishlist Compare Cart Checkout Beauty Electronics Garden Kitchen Office Sports Toys "
-            "Books Music Movies Grocery Health Pets Baby Outdoor Automotive Tools Jewelry Shoes Clothing").split()
-    products = ("kettle lamp sofa rug desk chair mug vase clock fan shelf bench stool mirror towel pillow blanket "
-                "curtain basket candle tray bowl plate spoon fork knife jar bottle box bag hat scarf glove sock "
-                "boot shoe belt watch ring band cable charger mouse keyboard monitor speaker camera tripod lens "
-                "drone router modem printer scanner tablet phone case stand dock hub drive card reader battery").split()
+    assert _list_and_orders(list(range(180, 186))) == ["allow"] * 12
 
-    def page(url: str, title: str, lines: list[str], first_bid: int) -> str:
-        tree = [f"\t[{first_bid + i}] link '{name}'" for i, name in enumerate(menu)]
-        tree += [f"\t[{first_bid + 100 + i}] {line}" for i, line in enumerate(lines)]
-        return f"URL: http://shop.test/{url}\nRootWebArea '{title}', focused\n" + "\n".join(tree)
 
-    def orders(first_bid: int) -> str:
-        return page("sales/order/history/", "My Orders", [f"link 'View Order {180 + i}' StaticText 'Placed {i + 1}/3/23'"
-                                                          for i in range(10)], first_bid)
+# -- the twelfth pass: an error over a whole new page is news (stop 24) ----------------------------
 
-    def order(n: int, first_bid: int) -> str:
-        return page(f"sales/order/view/order_id/{n}/", f"Order {n}",
-                    [f"StaticText '{products[(n - 180) * 10 + i]}'" for i in range(10)], first_bid)
+def test_a_traversal_whose_every_click_times_out_is_still_traversal(monkeypatch):
+    """BrowserGym answers "Timeout 500ms exceeded" on clicks that did open the next page, over that
+    page. When every click of a list → order → list → order traversal is such an error, the order
+    pages are still news (a URL no window step showed), so the returns to the list are not one
+    failure again and again (browser runs task_323, task_333, task_528), even when the orders hold
+    the same products and only their numbers differ. The same order re-opened under the error is
+    not news: that is a loop. Mutations: an error is never news (`_is_novel` returns False for
+    every error), as before the twelfth pass; the new-first-line branch dropped."""
+    timeout = "TimeoutError: Locator.click: Timeout 500ms exceeded."
+    assert _list_and_orders(list(range(180, 186)), timeout) == ["allow"] * 12
+    assert _list_and_orders(list(range(180, 186)), timeout, reorders=True) == ["allow"] * 12
+    assert "warn" in _list_and_orders([180] * 4, timeout)
+    from semloop import guard as guard_module
 
-    guard = LoopGuard(Config())
-    actions, bid = [], 1000
-    for n in range(180, 186):
-        actions.append(guard.record("click", {"bid": str(bid + 100 + n - 180)}, order(n, bid + 1000)).action)
-        actions.append(guard.record("click", {"bid": str(bid + 1000)}, orders(bid + 2000)).action)
-        bid += 2000
-    assert actions == ["allow"] * 12
+    real = guard_module._is_novel
+    monkeypatch.setattr(guard_module, "_is_novel", lambda step, state, cfg: not step.is_error and real(step, state, cfg))
+    assert "warn" in _list_and_orders(list(range(180, 186)), timeout)
 
 
 def test_a_new_page_of_one_site_is_news_though_its_menus_are_old():
