@@ -360,14 +360,18 @@ class SQLiteStore(_Store):
         """Switch the file to WAL (persistent: done once per file). Processes that open a new file
         at the same moment all try to switch it; SQLite refuses all but one at once with "database
         is locked", without the busy wait (waiting could deadlock). The switch takes milliseconds,
-        so the others retry until `timeout`, and then find the file switched."""
+        so the others retry until `timeout`. Where WAL is not available (some network file systems)
+        SQLite keeps the old mode without an error, and so does the store, as it always did."""
         import random
         import sqlite3
 
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+            return
         deadline = time.monotonic() + self.timeout
-        while conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        while True:
             try:
                 conn.execute("PRAGMA journal_mode = WAL")
+                return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() >= deadline:
                     raise

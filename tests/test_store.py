@@ -424,6 +424,20 @@ def test_a_new_file_opened_while_another_process_creates_it_waits_instead_of_fai
         other.close()
 
 
+def test_a_database_that_cannot_be_wal_keeps_its_mode_and_does_not_hang(tmp_path):
+    """SQLite answers a WAL switch it cannot make (an in-memory database here; some network file
+    systems) with the mode it keeps, not an error: the store takes that answer once, as before the
+    retry above, instead of asking again until its timeout."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    opener = threading.Thread(target=SQLiteStore(tmp_path / "unused.sqlite3", timeout=600)._ensure_wal, args=(conn,))
+    opener.start()
+    opener.join(30)
+    assert not opener.is_alive()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
+
+
 def test_state_files_other_users_can_write_are_refused(tmp_path):
     db = tmp_path / "state.sqlite3"
     _loop(db, 1)
