@@ -334,15 +334,15 @@ def _is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
     brief (`head -n` after `cat`): two whole pages of one site share their menus, which says "same
     site", not "nothing new".
 
-    A brief error is never news. An error that comes with a whole page (more than `FACT_RESULT`
-    words) is news when the page is: BrowserGym answers "Timeout 500ms exceeded" on clicks that
-    did open the next page, over that page. It is compared with every window step, errors
-    included, and a first line no window step showed (another URL: order 199 after order 200) is a
-    new page however alike the two pages' words are. Otherwise what came with an error was not
-    news, so the first clean view of it is."""
+    A brief error is never news. An error that comes with a whole page (`signals.page_error`) is
+    news when the page is. It is compared with every window step, errors included, and a first
+    line no window step showed (another URL: order 199 after order 200) is a new page however alike
+    the two pages' words are. A clean step is compared with clean steps only, so the first clean
+    view of what came with an error is news (even when its page error was: left so on purpose,
+    docs/detection.md, twelfth pass)."""
     if step.result_size == 0:
         return False
-    page_error = step.is_error and step.result_size > signals.FACT_RESULT
+    page_error = signals.page_error(step)
     if step.is_error and not page_error:
         return False
     if page_error and step.result_head and all(prev.result_head != step.result_head for prev in state.window):

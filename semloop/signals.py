@@ -195,6 +195,13 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
 
 
+def page_error(step: StepRecord) -> bool:
+    """An error that comes with a whole page or listing (more than `FACT_RESULT` distinct words): a
+    browser's "Timeout 500ms exceeded" over the page the click did open. Its content is the news,
+    not its error line (`repeated_result`; novelty in `guard._is_novel`)."""
+    return step.is_error and step.result_size > FACT_RESULT
+
+
 def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> list[StepRecord]:
     """Window steps from the latest one that brought a new result on: a repeat counts as stuck
     only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
@@ -279,7 +286,7 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     # the news — a browser's "Timeout 500ms exceeded" over the new page each click opened — and
     # two pages of one site share their menus, not what was found. Such results whose first lines
     # differ (another URL: page 2, then page 3 of a list) are about different things altogether.
-    long_result = step.result_size > FACT_RESULT
+    long_result = page_error(step)
     generic = step.error_class in GENERIC_ERRORS or long_result
     overlap = cfg.result_threshold if generic else ERROR_OVERLAP
     hits = []

@@ -1486,7 +1486,8 @@ def _list_and_orders(orders: list[int], timeout: str = "", reorders: bool = Fals
     for n in orders:
         for bid_clicked, page in ((bid + 100 + n - 180, _order_page(n, bid + 1000, reorders)),
                                   (bid + 1000, _order_list(bid + 2000))):
-            output = f"{page.split(chr(10), 1)[0]}\n{timeout}\n{page.split(chr(10), 1)[1]}" if timeout else page
+            url_line, tree = page.split("\n", 1)
+            output = f"{url_line}\n{timeout}\n{tree}" if timeout else page
             actions.append(guard.record("click", {"bid": str(bid_clicked)}, output, is_error=bool(timeout)).action)
         bid += 2000
     return actions
@@ -1531,10 +1532,7 @@ def test_a_new_page_of_one_site_is_news_though_its_menus_are_old():
     menu = "\n".join(f"[{i}] link '{kind} {shelf}'" for i, (kind, shelf) in enumerate(
         (k, s) for k in kinds for s in ("deals", "new", "top", "gifts", "brands")))  # 100 entries, 25 words
     menu += "\n" + " ".join(f"category{i}" for i in range(80))  # the footer's category links
-    listing = menu + "\n" + "\n".join(f"View Order {n}: {w}" for n, w in enumerate(
-        "kettle lamp sofa rug desk chair mug vase clock fan shelf bench stool mirror towel pillow blanket curtain "
-        "basket candle tray bowl plate spoon fork knife jar bottle box bag hat scarf glove sock boot shoe belt "
-        "watch ring band".split(), 150))
+    listing = menu + "\n" + "\n".join(f"View Order {n}: {w}" for n, w in enumerate(_PRODUCTS[:40], 150))
     detail = menu + "\nOrder 166 items: reading lamp wool rug ceramic teapot; shipped Pittsburgh courier tracking signature"
     guard = LoopGuard(Config())
     guard.record("click", {"bid": "12"}, listing)
