@@ -56,7 +56,18 @@ def _tool_results(body: dict) -> int:
 
 
 class ScriptedAPI(ScriptedModelServer):
-    """`with ScriptedAPI([tool_call("Bash", command="ls"), ...]) as api: ... api.url`."""
+    """`with ScriptedAPI([tool_call("Bash", command="ls"), ...]) as api: ... api.url`. An entry that
+    is a list of calls is one assistant message calling them all at once (parallel tool use)."""
+
+    def next_blocks(self, done: int) -> list[dict] | None:
+        """The tool_use blocks for a request that already carries `done` tool results."""
+        seen = 0
+        for entry in self.script:
+            calls = entry if isinstance(entry, list) else [entry]
+            if seen == done:
+                return [{"type": "tool_use", "id": f"toolu_{done + i:04d}", **call} for i, call in enumerate(calls)]
+            seen += len(calls)
+        return None
 
     # -- what the model was sent -----------------------------------------------------------------
 
@@ -112,43 +123,39 @@ class ScriptedAPI(ScriptedModelServer):
                     return
                 api.record(body)
                 if body.get("tools"):
-                    done = _tool_results(body)
-                    call = api.next_call(done)
-                    if call is not None:
-                        block = {"type": "tool_use", "id": f"toolu_{done:04d}", **call}
-                    else:
-                        block = {"type": "text", "text": api.final_text}
+                    blocks = api.next_blocks(_tool_results(body)) or [{"type": "text", "text": api.final_text}]
                 else:
-                    block = {"type": "text", "text": "Scripted session"}
+                    blocks = [{"type": "text", "text": "Scripted session"}]
                 if body.get("stream"):
-                    self._stream(body, block)
+                    self._stream(body, blocks)
                 else:
-                    reply_json(self, _message(body, block))
+                    reply_json(self, _message(body, blocks))
 
-            def _stream(self, body: dict, block: dict) -> None:
+            def _stream(self, body: dict, blocks: list[dict]) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                msg = _message(body, block)
+                msg = _message(body, blocks)
                 start = {**msg, "content": [], "stop_reason": None,
                          "usage": {"input_tokens": 10, "output_tokens": 1}}
                 out = [_sse("message_start", {"type": "message_start", "message": start})]
-                if block["type"] == "tool_use":
-                    out.append(_sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                    "content_block": {"type": "tool_use", "id": block["id"],
-                                                      "name": block["name"], "input": {}}}))
-                    text = json.dumps(block["input"])
-                    for i in range(0, len(text), 40):
-                        out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                        "delta": {"type": "input_json_delta", "partial_json": text[i:i + 40]}}))
-                else:
-                    out.append(_sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                    "content_block": {"type": "text", "text": ""}}))
-                    out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                    "delta": {"type": "text_delta", "text": block["text"]}}))
-                out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+                for index, block in enumerate(blocks):
+                    if block["type"] == "tool_use":
+                        out.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
+                                        "content_block": {"type": "tool_use", "id": block["id"],
+                                                          "name": block["name"], "input": {}}}))
+                        text = json.dumps(block["input"])
+                        for i in range(0, len(text), 40):
+                            out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                            "delta": {"type": "input_json_delta", "partial_json": text[i:i + 40]}}))
+                    else:
+                        out.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
+                                        "content_block": {"type": "text", "text": ""}}))
+                        out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                        "delta": {"type": "text_delta", "text": block["text"]}}))
+                    out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
                 out.append(_sse("message_delta", {"type": "message_delta",
                                 "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
                                 "usage": {"output_tokens": 12}}))
@@ -160,9 +167,9 @@ class ScriptedAPI(ScriptedModelServer):
         return self._serve(Handler)
 
 
-def _message(body: dict, block: dict) -> dict:
+def _message(body: dict, blocks: list[dict]) -> dict:
     return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model") or "claude",
-            "content": [block], "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+            "content": blocks, "stop_reason": "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn",
             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 12}}
 
 

@@ -150,6 +150,32 @@ def test_pagination_stays_quiet(http_setup):
     assert len(sent) == 6 and not any("semloop" in t for t in sent)
 
 
+parallel_setup = _setup_fixture("inprocess", "server")
+
+
+def _hook_responses(run, event: str) -> list[dict]:
+    return [e for e in run.hook_events if e.get("subtype") == "hook_response" and e.get("hook_event") == event]
+
+
+def test_parallel_calls_run_their_hooks_at_once_and_every_step_counts_once(parallel_setup):
+    """One assistant message calling Read four times: Claude Code runs the four calls, and their
+    hooks, at once, each hook its own process, on a database no hook has opened yet (the race that
+    lost a step: docs/store.md). Every hook answers cleanly (a hook that fails open says so on
+    stderr), and the four steps are all recorded: four identical reads make the third and the
+    fourth repeats, so exactly two results carry the note — one lost step would leave one."""
+    setup = parallel_setup
+    (setup.work / "orders.csv").write_text("id,total\n181,37.50\n182,12.00\n")
+    run, api = setup.run([[tool_call("Read", file_path=str(setup.work / "orders.csv"))] * 4])
+    assert run.result.get("terminal_reason") == "completed", (run.result, run.stderr[-2000:])
+    assert len(run.tool_uses()) == 4
+    for event in ("PreToolUse", "PostToolUse"):
+        answers = _hook_responses(run, event)
+        assert len(answers) == 4 and all(a["exit_code"] == 0 and not a["stderr"].strip() for a in answers), answers
+    sent = _texts(api.tool_results())
+    assert len(sent) == 4 and all("181,37.50" in t for t in sent)  # the real output, kept
+    assert sum("[semloop] This Read call repeats" in t for t in sent) == 2
+
+
 def test_installed_http_settings_hold_the_token_privately():
     s = Setup("http")
     try:
