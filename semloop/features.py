@@ -479,7 +479,7 @@ def normalize_result(text: str) -> str:
         text = excerpt(text, SKETCH_CHARS) + " #" + digest(text)
     if "\t" in text:
         text = _LINE_NUMBER.sub("", text)
-    if "\t[" in text or "\n[" in text:
+    if "[" in text:  # an id may open the text, or a line indented with spaces
         text = _ELEMENT_REF.sub("[#]", text)
     # str.split() splits on exactly the characters `\s` matches: this is `_WS.sub(" ", text).strip()`
     text = _VOLATILE_CANDIDATE.sub(_mask, " ".join(text.split()).casefold())

@@ -261,11 +261,25 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
         matches = [(prev.index, m) for prev in state.window
                    if prev.is_error and prev.result_hash == step.result_hash
                    and (m := same_step(step, prev, cfg)) and m[0] != "paraphrase"]
+        if 0 < len(matches) < needed:
+            matches = _succeeded_before(state, step, first_failure=matches[0][0]) + matches
     if len(matches) < needed:
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
     score = min(m[1] for _, m in matches)
     return Signal(kind, score, tuple(i for i, _ in matches))
+
+
+def _succeeded_before(state: SessionState, step: StepRecord, first_failure: int) -> list[tuple[int, tuple[str, float]]]:
+    """The very same call (exact signature) succeeding before it first failed this way, with
+    nothing written after it (it may be the write itself): what it did cannot be done again (an
+    order cancelled, then "non-pending order cannot be cancelled" twice; a branch created, then
+    "already exists" twice), so that success was the first of the repeats. After another write,
+    the run that passed and then fails checks the edit (`state.last_write`). An earlier failure
+    of another kind is not a success."""
+    return [(prev.index, ("exact", 1.0)) for prev in state.window
+            if state.last_write <= prev.index < first_failure and not prev.is_error
+            and prev.exact_sig == step.exact_sig]
 
 
 def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:

@@ -67,6 +67,19 @@ def test_volatile_parts_of_results_are_masked():
     assert F.normalize_result("3 failed") != F.normalize_result("2 failed")
 
 
+def test_a_pages_element_ids_are_masked_wherever_its_lines_start():
+    """The browser numbers elements anew on each render: `[2226] link 'Next'` and `[2301] link
+    'Next'` are one element. Also when the id opens the result (a one-line answer) or a line
+    indented with spaces; an id inside a line (`see [12] above`) is text. (The check before the
+    mask once looked only after a tab or a newline.)"""
+    assert F.normalize_result("[2226] button 'Next'") == F.normalize_result("[2301] button 'Next'")
+    tree = "RootWebArea 'Orders'\n  [{}] link 'Order 200'\n    [{}] StaticText 'Pending'"
+    assert F.normalize_result(tree.format(148, 150)) == F.normalize_result(tree.format(2081, 2085))
+    assert F.normalize_result("\t[148] link 'Order 200'") == F.normalize_result("\t[9] link 'Order 200'")
+    assert F.normalize_result("see note [12] above") != F.normalize_result("see note [13] above")
+    assert F.normalize_result("[2226] button 'Next'") != F.normalize_result("[2226] button 'Back'")
+
+
 def test_content_similarity_judges_content_not_layout():
     page = " ".join(f"word{i}" for i in range(300))
     same_reformatted = "**" + page.replace(" ", " | ") + "**"

@@ -352,6 +352,88 @@ def test_only_the_very_same_call_failing_again_counts_across_progress():
     assert signals.repeated_call(guard.state, step, guard.config) is None  # one exact repeat: not yet a loop
 
 
+CANCEL = {"order_id": "#W4284542", "reason": "no longer needed"}
+CANCELLED = json.dumps({"order_id": "#W4284542", "status": "cancelled", "items": [
+    {"name": "Air Purifier", "item_id": "5669664287", "price": 2020.61}]})
+NOT_PENDING = "Error: non-pending order cannot be cancelled"
+
+
+def _cancelled_then_asked_again(guard: LoopGuard) -> None:
+    """A real Qwen3 retail run (tau_conversations, task56): the order is cancelled, the customer
+    wants the refund elsewhere, and the agent cancels it again."""
+    guard.record("cancel_pending_order", CANCEL, CANCELLED)
+    guard.record("respond", {"content": "Order #W4284542 is cancelled; the refund goes to your card."},
+                 "Actually, could the refund go to my gift card instead?")
+    guard.record("cancel_pending_order", CANCEL, NOT_PENDING, True)
+    guard.record("respond", {"content": "It was already cancelled. Shall I move the refund to the gift card?"},
+                 "Yes, please. I do not have the gift card id, can you look it up?")
+    guard.record("get_user_details", {"user_id": "ivan_hernandez_6923"},
+                 json.dumps({"payment_methods": {"gift_card_9368765": {"balance": 85}}, "orders": ["#W4284542"]}))
+
+
+def test_the_same_call_failing_twice_after_it_succeeded_repeats_that_success():
+    """The very same call that succeeded, then fails the very same way twice with nothing written
+    since: the success was the first of three. Mutation: drop `_succeeded_before`."""
+    guard = LoopGuard(Config(), embedder=_intents("cancel", "respond", "user"))
+    _cancelled_then_asked_again(guard)
+    step = guard._step("cancel_pending_order", CANCEL, NOT_PENDING, True)
+    assert signals.repeated_call(guard.state, step, guard.config) == Signal("exact", 1.0, (0, 2))
+    verdict = guard.record("cancel_pending_order", CANCEL, NOT_PENDING, True)
+    assert verdict.action == "warn" and verdict.signals[0].related_steps == (0, 2)
+
+
+def test_one_failure_after_a_success_is_not_yet_a_repeat():
+    """A success and one failure of the same call is one retry. Mutation: `0 < len(matches)` → `0 <=`."""
+    guard = LoopGuard(Config(), embedder=_intents("cancel", "respond", "user"))
+    guard.record("cancel_pending_order", CANCEL, CANCELLED)
+    guard.record("get_user_details", {"user_id": "ivan_hernandez_6923"}, json.dumps({"orders": ["#W4284542"]}))
+    step = guard._step("cancel_pending_order", CANCEL, NOT_PENDING, True)
+    assert signals.repeated_call(guard.state, step, guard.config) is None
+
+
+def test_a_write_that_succeeded_then_fails_twice_the_same_way_repeats_itself():
+    """The success may be the write itself ("Created", then "already exists" twice); an earlier
+    failure of another kind is not a success. Mutations: `state.last_write <= prev.index` → `<`;
+    `not prev.is_error` dropped."""
+    create = {"name": "fix-parser", "from": "main"}
+    exists = "Error: a branch named 'fix-parser' already exists"
+    for first, first_failed, counts in (("OK", False, True), ("Error: repository is read-only", True, False)):
+        guard = LoopGuard(Config(), embedder=_intents("fix-parser", "list"))
+        guard.record("create_branch", create, first, first_failed)
+        guard.record("list_branches", {}, "main\nrelease-2.1\nfix-parser" if counts else "main\nrelease-2.1")
+        guard.record("create_branch", create, exists, True)
+        assert guard.state.last_write == (0 if counts else -1)
+        step = guard._step("create_branch", create, exists, True)
+        expected = Signal("exact", 1.0, (0, 2)) if counts else None
+        assert signals.repeated_call(guard.state, step, guard.config) == expected
+
+
+def test_a_success_of_another_call_of_the_tool_is_not_a_repeat():
+    """Cancelling one order, then failing twice to cancel another: two failures, not three
+    repeats. Mutation: `prev.exact_sig == step.exact_sig` → `prev.tool == step.tool`."""
+    guard = LoopGuard(Config(), embedder=_intents("cancel", "user"))
+    guard.record("cancel_pending_order", {"order_id": "#W1111111", "reason": "no longer needed"}, CANCELLED)
+    guard.record("get_user_details", {"user_id": "ivan_hernandez_6923"}, json.dumps({"orders": ["#W4284542"]}))
+    guard.record("cancel_pending_order", CANCEL, NOT_PENDING, True)
+    step = guard._step("cancel_pending_order", CANCEL, NOT_PENDING, True)
+    assert signals.repeated_call(guard.state, step, guard.config) is None
+
+
+def test_a_run_that_passed_then_fails_twice_after_an_edit_checks_the_edit():
+    """After a write, the command that passed and now fails the same way twice is a check of the
+    edit, not a repeat of the pass: `state.last_write` bounds the successes that count. Mutation:
+    drop `state.last_write <` from `_succeeded_before`."""
+    guard = LoopGuard(Config(), embedder=_intents("reproduce", "edit"))
+    run = {"command": "python reproduce.py"}
+    guard.record("Bash", run, "ISSUE NOT REPRODUCED: found 'app.models.Outer.Inner'")
+    guard.record("Edit", {"file_path": "app/models.py", "old_string": "class Inner", "new_string": "class Middle"},
+                 "The file app/models.py has been updated.")
+    assert guard.state.last_write == 1
+    guard.record("Bash", run, "Traceback: Migration directory not found", True)
+    step = guard._step("Bash", run, "Traceback: Migration directory not found", True)
+    assert signals.repeated_call(guard.state, step, guard.config) is None
+
+
 # -- signals.result_match -------------------------------------------------------------------------
 
 def test_result_match_is_a_similarity_from_zero_to_one():
