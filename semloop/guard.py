@@ -208,6 +208,7 @@ class LoopGuard:
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
             is_message=is_message,
             asks=bool(asks),
+            closing=is_message and not asks and features.is_closing(" ".join(values)),
             ask_terms=features.ask_terms(asks) if asks else frozenset(),
             answered=is_message and features.reply_answers(text, " ".join(values)),
             # a result echoing the call's path states nothing new; only brief results are compared

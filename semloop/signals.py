@@ -8,6 +8,7 @@ lists of these functions.
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Iterable
 
 import numpy as np
@@ -359,6 +360,8 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
     messages are not asks, and a conversation that moves from one question to the next is work.
     All pairs of the group must be `message_threshold` similar.
     """
+    if step.is_message and step.closing:
+        return _closing_again(state, step, cfg)
     if not (step.is_message and step.asks) or step.call_vec is None:
         return None
     group = [prev for prev in state.window if prev.is_message and prev.asks and prev.index > state.last_work
@@ -375,6 +378,17 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
         return None
     return Signal("conversation", score, tuple(p.index for p in group),
                   f"{len(group) + 1} messages asking for the same thing, no new tool result in between")
+
+
+def _closing_again(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
+    """The conversation keeps failing to end: this message and the `message_repeats` steps before
+    it only close it (thanks, "you're welcome", "feel free to reach out"; `features.is_closing`),
+    with no tool call between. Two closings are a goodbye and a last word; the third is the loop."""
+    last = list(itertools.islice(reversed(state.window), cfg.message_repeats))
+    if len(last) < cfg.message_repeats or not all(p.closing for p in last):
+        return None
+    return Signal("conversation", 1.0, tuple(sorted(p.index for p in last)),
+                  f"{len(last) + 1} closing messages in a row: the conversation is not ending")
 
 
 def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:

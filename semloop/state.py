@@ -47,6 +47,7 @@ class StepRecord:
     edits: bool = False  # the call edits a file through an editor (features.is_edit)
     search: bool = False  # the call searches (features.is_search)
     plain_words: frozenset = frozenset()  # its words outside paths, URLs and numbers (features.plain_words)
+    closing: bool = False  # a message that only closes: thanks, goodbye (features.is_closing)
 
 
 @dataclass(slots=True)
@@ -62,7 +63,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 8
+STATE_FORMAT = 9
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 

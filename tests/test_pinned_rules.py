@@ -1322,6 +1322,63 @@ def test_each_retry_with_the_customers_next_id_is_progress(monkeypatch):
     assert _conversation(calls, replies) == ["allow", "allow", "warn"]
 
 
+# -- a conversation that keeps failing to end (stop 25) -------------------------------------------
+# A real Qwen3 retail run (tau_conversations, 8b task52): the customer will come back with an item
+# id and keeps saying thanks; the agent answers each thanks with another goodbye.
+
+GOODBYES = ["You're welcome, Sofia! Feel free to reach out once you've found the item ID. Have a great day! 😊",
+            "You're very welcome, Sofia! I'm here to help. Have a great day! 😊",
+            "You're welcome, Sofia! Don't hesitate to reach out when you're ready with the item ID. Have a fantastic day!"]
+THANKS = ["Thanks so much! I'll reach out once I have the item ID.", "Thanks again! I'll come back later.",
+          "Thanks a lot! Take care!"]
+
+
+def test_closing_messages_are_courtesies_only():
+    """Thanks, welcomes and "reach out" lines close; a question, an offer to act and a statement of
+    what was done do not. Mutations: `all(` → `any(` in `features.is_closing`; drop its
+    `not message_asks(…)`; the short-sentence allowance counting numbers."""
+    assert all(features.is_closing(text) for text in GOODBYES)
+    assert features.is_closing("Thank you! Goodbye.")
+    assert not features.is_closing("Thank you! Could you please provide the order ID?")
+    assert not features.is_closing("Thanks! Please reach out with your order ID.")  # courtesy words, an ask
+    assert not features.is_closing("Would you like me to proceed with the exchange?")
+    assert not features.is_closing("Your refund of $20.61 has been issued. Have a great day!")
+    assert not features.is_closing("Refund: $20.61. Have a great day!")
+    assert not features.is_closing("")
+
+
+def _goodbyes(guard: LoopGuard, between=None) -> list[str]:
+    actions = []
+    for i, (message, reply) in enumerate(zip(GOODBYES, THANKS)):
+        if between and i == 2:
+            guard.record(*between)
+        actions.append(guard.record_message(message, reply).action)
+    return actions
+
+
+def test_a_third_goodbye_in_a_row_is_a_conversation_loop():
+    """Three closing messages in a row: the third warns, naming the two before it. A goodbye, a
+    last word and a goodbye are normal; a tool call between the goodbyes is work. Mutations: drop
+    the closing branch of `repeated_message`; `len(last) < cfg.message_repeats` → `<= 1`;
+    `closing=is_message and …` in `guard._step` → any step (a tool's "Thank you!" is not a message)."""
+    guard = LoopGuard(Config(), embedder=_intents("welcome"))
+    assert _goodbyes(guard) == ["allow", "allow", "warn"]
+    verdict_signals = guard.state.last_related
+    assert verdict_signals == (0, 1) and guard.state.last_kind == "conversation"
+    lookup = ("get_order_details", {"order_id": "#W2890441"}, json.dumps({"status": "delivered"}))
+    assert _goodbyes(LoopGuard(Config(), embedder=_intents("welcome")), between=lookup) == ["allow"] * 3
+    assert LoopGuard(Config(), embedder=_intents("welcome")).record_message(GOODBYES[0]).action == "allow"
+    echo = ("notify", {"text": "Thank you! Have a great day!"}, "Thank you! Have a great day!")
+    assert _goodbyes(LoopGuard(Config(), embedder=_intents("welcome")), between=echo) == ["allow"] * 3
+
+
+def test_goodbyes_need_as_many_repeats_as_any_ask():
+    """`message_repeats` sets how many earlier closings make the loop, as for asks."""
+    guard = LoopGuard(Config(message_repeats=3), embedder=_intents("welcome"))
+    assert _goodbyes(guard) == ["allow"] * 3
+    assert guard.record_message(GOODBYES[0], THANKS[0]).action == "warn"
+
+
 # -- argument drift with a short answer (issue 7, family 3) -----------------------------------------
 # A creeping max_depth whose answer is a short but detailed listing used to pass: the skeleton rule
 # compared only results of SHORT_RESULT words or more. Mutation: drop the short-answer branch of
