@@ -216,23 +216,26 @@ _OFFER = re.compile(r"^(if|feel free|don.t hesitate|thank|you.re welcome|have a|
 
 # What a message that only closes says: thanks, "you're welcome", "feel free to reach out", "have a
 # great day", "I'm here to help". Not offers to act ("shall I", "would you like me to"): those move on.
-_CLOSING = re.compile(r"^(thanks?|thank you|you.re (very |most )?welcome|you are (very |most )?welcome|have a|"
-                      r"take care|good ?bye|bye|glad|happy to|my pleasure|no problem|cheers|enjoy|best)\b|"
-                      r"feel free|don.t hesitate|reach out|get back to (me|us)|any (other|more|further) "
-                      r"(questions|assistance|help)|anything else|wishing you|here (to|if) |look forward")
+_CLOSING = re.compile(r"^(thanks?|thank you|you.re (very |most )?welcome|you are (very |most )?welcome|"
+                      r"have a (great|good|nice|wonderful|fantastic|lovely|pleasant)|take care|good ?bye|bye|"
+                      r"my pleasure|no problem|cheers)\b|glad (to|i could) help|happy to (help|assist)|"
+                      r"best (regards|wishes)|enjoy your|feel free|don.t hesitate|reach out|get back to (me|us)|"
+                      r"any (other|more|further) (questions|assistance|help)|anything else|wishing you|"
+                      r"here (to|if) |look forward")
+
+
+_DIGIT = re.compile(r"\d")
 
 
 def is_closing(text: str, limit: int = 4000) -> bool:
     """A message that only closes the conversation: every sentence a courtesy (`_CLOSING`) or a
-    few words without a number ("Sofia!", an emoji), and nothing asked. Three in a row with nothing
-    done between is a conversation that keeps failing to end: an agent saying goodbye to a customer
-    who keeps saying thanks, two agents thanking each other."""
+    few words ("Sofia!", an emoji), none with a number (an id, an amount: "Thanks, order #W1 is
+    cancelled" reports something), and nothing asked. Three in a row with nothing done between is
+    a conversation that keeps failing to end: an agent saying goodbye to a customer who keeps
+    saying thanks, two agents thanking each other."""
     sentences = [s.strip() for s in _SENTENCE_END.split(text[:limit]) if s.strip()]
     return (bool(sentences) and not message_asks(text, limit)
-            and all(_CLOSING.search(s.casefold()) or (len(s.split()) <= 3 and not _DIGIT.search(s)) for s in sentences))
-
-
-_DIGIT = re.compile(r"\d")
+            and all(not _DIGIT.search(s) and (_CLOSING.search(s.casefold()) or len(s.split()) <= 3) for s in sentences))
 
 
 _ID_LIKE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\b(?=[\w-]*\d)[\w-]{4,}\b")

@@ -358,9 +358,10 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
     asking again is the loop. Only what a message asks for is compared (`features.message_asks`,
     embedded as the step's call vector): answers, refusals and the courtesy lines that close most
     messages are not asks, and a conversation that moves from one question to the next is work.
-    All pairs of the group must be `message_threshold` similar.
+    All pairs of the group must be `message_threshold` similar. A message that only closes
+    (thanks, goodbye) asks nothing and is judged apart: `_closing_again`.
     """
-    if step.is_message and step.closing:
+    if step.closing:
         return _closing_again(state, step, cfg)
     if not (step.is_message and step.asks) or step.call_vec is None:
         return None

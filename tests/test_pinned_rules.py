@@ -1336,7 +1336,7 @@ THANKS = ["Thanks so much! I'll reach out once I have the item ID.", "Thanks aga
 def test_closing_messages_are_courtesies_only():
     """Thanks, welcomes and "reach out" lines close; a question, an offer to act and a statement of
     what was done do not. Mutations: `all(` → `any(` in `features.is_closing`; drop its
-    `not message_asks(…)`; the short-sentence allowance counting numbers."""
+    `not message_asks(…)`; the number check, for short sentences or for all."""
     assert all(features.is_closing(text) for text in GOODBYES)
     assert features.is_closing("Thank you! Goodbye.")
     assert not features.is_closing("Thank you! Could you please provide the order ID?")
@@ -1344,6 +1344,8 @@ def test_closing_messages_are_courtesies_only():
     assert not features.is_closing("Would you like me to proceed with the exchange?")
     assert not features.is_closing("Your refund of $20.61 has been issued. Have a great day!")
     assert not features.is_closing("Refund: $20.61. Have a great day!")
+    assert not features.is_closing("Thanks, order #W4284542 is cancelled.")  # a courtesy that reports
+    assert not features.is_closing("Glad you asked. The blue chair is the best option here.")
     assert not features.is_closing("")
 
 
