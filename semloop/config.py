@@ -115,7 +115,8 @@ class Config:
     """Message language: "en" or "zh". Override single templates with `messages`."""
 
     messages: Mapping[str, str] = field(default_factory=dict)
-    """Template overrides by key ("warn", "stop", "stop_check"); see `semloop.messages`."""
+    """Template overrides by key ("warn", "warn_message", "stop", "stop_check"); see `semloop.messages`.
+    "warn_message" (the hint on a repeated message) falls back to an overridden "warn"."""
 
     fail_open: bool = True
     """On an internal error, `record`/`check` return "allow" and log a warning. False raises."""

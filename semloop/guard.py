@@ -289,7 +289,8 @@ class LoopGuard:
         # the most specific evidence explains the verdict; all of it is in `Verdict.signals`
         kind = found[0].kind if found else self.state.last_kind  # after a stop: why it stopped
         reasons = messages.reason_text(kind, cfg.language) if kind else "-"
-        return messages.render(action, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
+        key = "warn_message" if action == "warn" and step.is_message else action
+        return messages.render(key, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
                                reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
                                call=step.call_preview)
 

@@ -2,6 +2,8 @@
 prompt-injection defences in agents (Claude Code among them).
 
 Placeholders: {tool}, {steps}, {reasons}, {count}, {warnings}, {call}.
+"warn_message" is the hint for the agent's own message (a conversation loop): the replies to it
+change every time, so "the result did not change" would not be true there.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "warn": ("[semloop] This {tool} call repeats earlier step(s) {steps} ({reasons}), and the result "
                  "did not change. Running it again is unlikely to give new information. A different "
                  "approach, or telling the user what is blocking progress, would help more."),
+        "warn_message": ("[semloop] This message repeats what message(s) {steps} already said ({reasons}). "
+                         "The other side's answers are unlikely to change if it is said again. Looking up "
+                         "what is missing with a tool, acting on what is known, or ending the conversation "
+                         "would help more."),
         "stop": ("semloop stopped this run: the agent repeated the same action without progress "
                  "({reasons}; steps {steps}) after {warnings} earlier warning(s). The last repeated call "
                  "was {tool}: {call}. The run ends here; the work done so far is kept."),
@@ -22,6 +28,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
     "zh": {
         "warn": ("[semloop] 此次 {tool} 调用重复了之前的步骤 {steps}（{reasons}），且结果没有变化。"
                  "再次执行不太可能得到新信息。换一种方法，或告诉用户是什么阻碍了进展，会更有帮助。"),
+        "warn_message": ("[semloop] 这条消息重复了消息 {steps} 已经说过的内容（{reasons}）。再说一遍，对方的回答"
+                         "也不太可能改变。用工具查找缺少的信息、根据已知信息行动，或结束对话，会更有帮助。"),
         "stop": ("semloop 已停止本次运行：代理在 {warnings} 次提醒之后仍重复同一操作而没有进展"
                  "（{reasons}；步骤 {steps}）。最后一次重复的调用是 {tool}：{call}。"
                  "运行在此结束；之前完成的工作均已保留。"),
@@ -51,8 +59,13 @@ REASONS: dict[str, dict[str, str]] = {
 }
 
 
+# A key without an override of its own uses the override of the key it refines: a user who
+# rewrote "warn" gets their text for a repeated message too.
+_REFINES = {"warn_message": "warn"}
+
+
 def render(key: str, language: str, overrides: Mapping[str, str], **values: object) -> str:
-    template = overrides.get(key) or TEMPLATES[language][key]
+    template = overrides.get(key) or overrides.get(_REFINES.get(key, key)) or TEMPLATES[language][key]
     try:
         return template.format(**values)
     except (KeyError, IndexError, ValueError):  # a broken user template must not break the agent
