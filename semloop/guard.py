@@ -187,7 +187,8 @@ class LoopGuard:
         entities = features.entities(values)
         input_words = features.input_words(values)
         short_words = features.short_result_words(result, size)
-        asks = features.message_asks(" ".join(values)) if is_message else ""
+        said = " ".join(values) if is_message else ""  # a message's text
+        asks = features.message_asks(said) if is_message else ""
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
@@ -208,9 +209,9 @@ class LoopGuard:
             call_preview=features.excerpt("; ".join(values).replace("\n", " "), 200),
             is_message=is_message,
             asks=bool(asks),
-            closing=is_message and not asks and features.is_closing(" ".join(values)),
+            closing=is_message and not asks and features.is_closing(said),
             ask_terms=features.ask_terms(asks) if asks else frozenset(),
-            answered=is_message and features.reply_answers(text, " ".join(values)),
+            answered=is_message and features.reply_answers(text, said),
             # a result echoing the call's path states nothing new; only brief results are compared
             # by their facts (`signals.same_facts`), so a long one's are never extracted
             facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),

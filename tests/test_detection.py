@@ -96,6 +96,27 @@ def test_only_the_embedding_decides_what_a_message_asks_for():
     assert run(msgs, embedder=apart).first_flag is None  # same wording, different intents
 
 
+def _hint_after_asks(**config) -> str:
+    guard = LoopGuard(**config)
+    verdicts = [guard.record_message(msg["content"], reply) for _, msg, reply in ASKS]
+    assert [v.action for v in verdicts] == ["allow", "allow", "warn"]
+    return verdicts[-1].message
+
+
+def test_a_repeated_message_gets_a_hint_about_messages():
+    """The replies to a message change every time, so its hint says what a message loop is, not
+    "the result did not change"; a user's own "warn" text still applies unless "warn_message" is
+    given too, and a broken one falls back to the default."""
+    message = _hint_after_asks()
+    assert message.startswith("[semloop] This message repeats what message(s) 0, 1 already said")
+    assert "did not change" not in message and "ending the conversation" in message
+    assert "结束对话" in _hint_after_asks(language="zh")
+    assert _hint_after_asks(messages={"warn": "Loop on {tool}."}) == "Loop on respond."
+    assert _hint_after_asks(messages={"warn": "Loop on {tool}.", "warn_message": "Asked again ({steps})."}) \
+        == "Asked again (0, 1)."
+    assert _hint_after_asks(messages={"warn_message": "{nope}"}).startswith("[semloop] This message repeats")
+
+
 def test_record_message_and_message_tool_names():
     guard = LoopGuard()
     for tool, step in zip(["respond", "mcp__chat__send_message", "Slack.ask_user"], ASKS):

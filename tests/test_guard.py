@@ -82,32 +82,6 @@ def test_chinese_and_overridden_messages():
     assert verdict.message.startswith("[semloop] This Bash call repeats earlier step(s) 0, 1")
 
 
-ASKS = [("Could you please provide your reservation ID?", "I don't have it."),
-        ("I need your reservation ID to continue. Could you please provide it?", "I told you, I don't have it."),
-        ("Please provide your reservation ID so I can continue.", "Can't you look it up by my name?")]
-
-
-def _asked_three_times(**config) -> str:
-    guard = LoopGuard(**config)
-    verdicts = [guard.record_message(text, reply) for text, reply in ASKS]
-    assert [v.action for v in verdicts] == ["allow", "allow", "warn"]
-    return verdicts[-1].message
-
-
-def test_a_repeated_message_gets_a_hint_about_messages():
-    """The replies to a message change every time, so its hint says what a message loop is, not
-    "the result did not change"; a user's own "warn" text still applies unless "warn_message" is
-    given too."""
-    message = _asked_three_times()
-    assert message.startswith("[semloop] This message repeats what message(s) 0, 1 already said")
-    assert "did not change" not in message and "ending the conversation" in message
-    assert "结束对话" in _asked_three_times(language="zh")
-    assert _asked_three_times(messages={"warn": "Loop on {tool}."}) == "Loop on respond."
-    assert _asked_three_times(messages={"warn": "Loop on {tool}.", "warn_message": "Asked again ({steps})."}) \
-        == "Asked again (0, 1)."
-    assert _asked_three_times(messages={"warn_message": "{nope}"}).startswith("[semloop] This message repeats")
-
-
 def test_fail_open_by_default_and_raise_when_configured(caplog):
     def broken_embedder(texts):
         raise RuntimeError("model exploded")

@@ -122,6 +122,34 @@ def test_identical_failing_calls_get_notes_then_a_refusal(run):
     assert run["upstream_after_loop"] == 8 + 4
 
 
+ASKS = ["To change your flight I need the reservation ID. Could you please provide it?",
+        "Once you have the reservation ID, please provide it and I will change your flight.",
+        "I can add the bag too. Once you have the reservation ID, please provide it."]
+
+
+def test_a_question_asked_again_keeps_the_reply_and_gets_the_message_note(tmp_path):
+    """`ask_user` is a message tool (`Config.message_tools`): the third reworded ask for the same
+    thing is a conversation loop. The user's reply reaches the client untouched, and the note that
+    follows it is the one for messages (the replies changed, so "the result did not change" would
+    be false)."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "semloop", "mcp-proxy", "--", sys.executable, TINY],
+                                   env={**os.environ, "TINY_UPSTREAM_LOG": str(tmp_path / "upstream.log")})
+
+    async def main():
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return [await session.call_tool("ask_user", {"question": q}) for q in ASKS]
+
+    first, second, third = anyio.run(main)
+    assert [_texts(r) for r in (first, second)] == [["I don't have it with me, sorry."],
+                                                   ["Let me check my email. Meanwhile I also want to add a bag."]]
+    reply, note = _texts(third)
+    assert reply == "Can't you look it up with my name?" and not third.is_error
+    assert note.startswith("[semloop] This message repeats what message(s) 0, 1 already said")
+    assert [c["arguments"]["question"] for c in _upstream_calls(tmp_path / "upstream.log")] == ASKS
+
+
 def test_a_quiet_spell_lifts_the_stop_but_keeps_the_loop_memory(run):
     (text,) = _texts(run["after_quiet"])
     assert text.startswith("manual, page 2 of 10") and "semloop" not in text

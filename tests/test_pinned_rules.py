@@ -422,7 +422,7 @@ def test_a_success_of_another_call_of_the_tool_is_not_a_repeat():
 def test_a_run_that_passed_then_fails_twice_after_an_edit_checks_the_edit():
     """After a write, the command that passed and now fails the same way twice is a check of the
     edit, not a repeat of the pass: `state.last_write` bounds the successes that count. Mutation:
-    drop `state.last_write <` from `_succeeded_before`."""
+    drop the `state.last_write <=` bound from `_succeeded_before`."""
     guard = LoopGuard(Config(), embedder=_intents("reproduce", "edit"))
     run = {"command": "python reproduce.py"}
     guard.record("Bash", run, "ISSUE NOT REPRODUCED: found 'app.models.Outer.Inner'")
@@ -1365,8 +1365,7 @@ def test_a_third_goodbye_in_a_row_is_a_conversation_loop():
     `closing=is_message and …` in `guard._step` → any step (a tool's "Thank you!" is not a message)."""
     guard = LoopGuard(Config(), embedder=_intents("welcome"))
     assert _goodbyes(guard) == ["allow", "allow", "warn"]
-    verdict_signals = guard.state.last_related
-    assert verdict_signals == (0, 1) and guard.state.last_kind == "conversation"
+    assert guard.state.last_related == (0, 1) and guard.state.last_kind == "conversation"
     lookup = ("get_order_details", {"order_id": "#W2890441"}, json.dumps({"status": "delivered"}))
     assert _goodbyes(LoopGuard(Config(), embedder=_intents("welcome")), between=lookup) == ["allow"] * 3
     assert LoopGuard(Config(), embedder=_intents("welcome")).record_message(GOODBYES[0]).action == "allow"

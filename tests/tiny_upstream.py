@@ -1,5 +1,6 @@
 """A small MCP server (the official `mcp` server API) for the MCP proxy tests: one tool that
-always fails the same way, one that pages through a document, a resource and a prompt.
+always fails the same way, one that pages through a document, one that asks the user (a message
+tool: its replies differ every time), a resource and a prompt.
 
 Every tool call is appended to the file named by $TINY_UPSTREAM_LOG, so a test can tell which
 calls reached the upstream server.
@@ -38,6 +39,17 @@ def read_page(document: str, page: int) -> str:
     return (f"{document}, page {page} of 10: {topic}.\n"
             f"This page covers {topic} step by step; section {page}.1 lists the {topic} options, "
             f"section {page}.2 shows {topic} examples for release {2020 + page}.")
+
+
+_REPLIES = iter(["I don't have it with me, sorry.", "Let me check my email. Meanwhile I also want to add a bag.",
+                 "Can't you look it up with my name?", "I really don't have it."])
+
+
+@server.tool()
+def ask_user(question: str) -> str:
+    """Ask the user a question; each call gets the user's next reply."""
+    _log("ask_user", {"question": question})
+    return next(_REPLIES, "I don't know.")
 
 
 @server.resource("notes://readme", description="The project's notes.")
