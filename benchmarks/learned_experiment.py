@@ -1,15 +1,16 @@
 """Does a learned decision beat the hand rules? (the detection issue's "consider a learned decision")
 
-    python benchmarks/learned_experiment.py DEV.jsonl ... -- TEST.jsonl ...
+    python benchmarks/learned_experiment.py [--model logreg|gbm] DEV.jsonl ... -- TEST.jsonl ...
 
 Replays every trace through the default `LoopGuard` and, per step, reads the pairwise and window
 features the rules already compute (best call cosine and result similarity against the window, how
 many window steps share the exact / normalized signature / result, repeated errors, steps since the
 last new result, the conversation asks, the cluster's stale count) plus the rules' own verdict. A
-logistic regression (scikit-learn, `[learn]` extra) is trained on the dev files' steps (label: a
-loop trace's steps from its onset on), its threshold chosen on dev for the best recall at a
-trace-level false-alarm rate <= 1%; then rules and model are compared on the test files, trace by
-trace (a trace counts as flagged at its first warn). Nothing here is shipped: it is the experiment
+logistic regression (scikit-learn, `[learn]` extra; `--model gbm`: gradient-boosted trees) is
+trained on the dev files' steps (label: a loop trace's steps from its onset on), its threshold chosen
+on dev for the best recall at a trace-level false-alarm rate <= 1%, and at the rules' own; then
+rules and model are compared on the test files, trace by trace (a trace counts as flagged at its
+first warn; the rules' first stop is printed too, their own low-false-alarm point). Nothing here is shipped: it is the experiment
 behind the "learned decision" paragraph of docs/detection.md.
 """
 
@@ -50,21 +51,23 @@ def featurize(paths: list[str]):
     for path in paths:
         for trace in load_traces(path):
             guard = LoopGuard()
-            rows, rule_first = [], None
+            rows, rule_first, rule_stop = [], None, None
             for i, s in enumerate(trace.steps):
                 verdict = guard.record(s.tool, s.input, s.output, is_error=bool(s.is_error))
                 if verdict.action != "allow" and rule_first is None:
                     rule_first = i
+                if verdict.action == "stop" and rule_stop is None:
+                    rule_stop = i
                 rows.append(step_features(guard, verdict))
             label = trace.label or {}
             onset = label.get("onset") if label.get("loop") else None
             y = [int(onset is not None and i >= onset) for i in range(len(rows))]
-            traces.append((trace.id, bool(label.get("loop")), np.array(rows, dtype=float), np.array(y), rule_first))
+            traces.append((trace.id, bool(label.get("loop")), np.array(rows, dtype=float), np.array(y), rule_first, rule_stop))
     return traces
 
 
 def trace_scores(model, traces) -> list[tuple[bool, np.ndarray]]:
-    return [(loop, model.predict_proba(x)[:, 1]) for _, loop, x, _, _ in traces if len(x)]
+    return [(loop, model.predict_proba(x)[:, 1]) for _, loop, x, *_ in traces if len(x)]
 
 
 def confusion(flags: list[tuple[bool, bool]]) -> dict:
@@ -77,15 +80,23 @@ def confusion(flags: list[tuple[bool, bool]]) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
     from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
+    kind = "logreg"
+    if argv[:1] == ["--model"]:
+        kind, argv = argv[1], argv[2:]
     split = argv.index("--")
     dev, test = featurize(argv[:split]), featurize(argv[split + 1:])
     x = np.vstack([t[2] for t in dev if len(t[2])])
     y = np.concatenate([t[3] for t in dev if len(t[2])])
-    model = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=2000, C=1.0))
+    if kind == "gbm":
+        model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15,
+                                               class_weight="balanced", random_state=0)
+    else:
+        model = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=2000, C=1.0))
     model.fit(x, y)
     dev_scores = trace_scores(model, dev)
     fmt = lambda c: (f"P {c['P']:.3f} R {c['R']:.3f} F1 {c['F1']:.3f} FPR {c['FPR']:.3f} "
@@ -105,9 +116,13 @@ def main(argv: list[str]) -> int:
             rules = confusion([(t[1], t[4] is not None) for t in traces])
             learned = confusion([(loop, bool((s >= tau).any())) for loop, s in trace_scores(model, traces)])
             print(f"[dev FPR <= {target:.3f}] {name:4s} rules   {fmt(rules)}")
+            if target == 0.01:
+                stops = confusion([(t[1], t[5] is not None) for t in traces])
+                print(f"[dev FPR <= {target:.3f}] {name:4s} rules' first stop {fmt(stops)}")
             print(f"[dev FPR <= {target:.3f}] {name:4s} learned {fmt(learned)}  (threshold {tau:.6f}, chosen on dev)")
-    coefs = model[-1].coef_[0]
-    print("coefficients (standardized):", ", ".join(f"{n} {c:+.2f}" for n, c in zip(FEATURES, coefs)))
+    if kind == "logreg":
+        coefs = model[-1].coef_[0]
+        print("coefficients (standardized):", ", ".join(f"{n} {c:+.2f}" for n, c in zip(FEATURES, coefs)))
     return 0
 
 
