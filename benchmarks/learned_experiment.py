@@ -10,7 +10,8 @@ logistic regression (scikit-learn, `[learn]` extra; `--model gbm`: gradient-boos
 trained on the dev files' steps (label: a loop trace's steps from its onset on), its threshold chosen
 on dev for the best recall at a trace-level false-alarm rate <= 1%, and at the rules' own; then
 rules and model are compared on the test files, trace by trace (a trace counts as flagged at its
-first warn; the rules' first stop is printed too, their own low-false-alarm point). Nothing here is shipped: it is the experiment
+first warn; the rules' first stop is printed too, their own low-false-alarm point). Last, the
+same model as a hard-block decision (`learned_stop`), against the rules' own hard block. Nothing here is shipped: it is the experiment
 behind the "learned decision" paragraph of docs/detection.md.
 """
 
@@ -79,6 +80,47 @@ def confusion(flags: list[tuple[bool, bool]]) -> dict:
             "fp": fp, "neg": fp + tn, "tp": tp, "pos": tp + fn}
 
 
+def stop_decisions(traces, scores_of, tau: float) -> list[tuple[bool, bool]]:
+    """A learned hard block: at a step the rules flag, after at least one earlier flag (a soft block
+    came first), when the model's score is at least `tau`."""
+    flag_at = FEATURES.index("rule_flag")
+    out = []
+    for t, scores in zip(traces, scores_of):
+        flagged = t[2][:, flag_at] > 0 if len(t[2]) else np.zeros(0, bool)
+        earlier = np.cumsum(flagged) - flagged
+        out.append((t[1], bool(np.any(flagged & (earlier >= 1) & (scores >= tau)))))
+    return out
+
+
+def learned_stop(model, dev, test, fmt) -> None:
+    """When to end a run, learned: the threshold is chosen on out-of-fold dev scores (five folds of
+    traces, a clone of the model per fold) for the most loops stopped with no more false stops on
+    dev than the rules' own hard block; test is scored by the model trained on all of dev."""
+    from sklearn.base import clone
+
+    folds = np.random.default_rng(0).integers(0, 5, len(dev))
+    oof: list = [None] * len(dev)
+    for k in range(5):
+        train = [t for t, f in zip(dev, folds) if f != k and len(t[2])]
+        fold_model = clone(model).fit(np.vstack([t[2] for t in train]), np.concatenate([t[3] for t in train]))
+        for i, t in enumerate(dev):
+            if folds[i] == k:
+                oof[i] = fold_model.predict_proba(t[2])[:, 1] if len(t[2]) else np.zeros(0)
+    rules_dev = confusion([(t[1], t[5] is not None) for t in dev])
+    best = None
+    for tau in np.unique(np.concatenate(oof))[::-1]:
+        c = confusion(stop_decisions(dev, oof, tau))
+        if c["fp"] > rules_dev["fp"]:
+            break
+        best = tau
+    tau = 1.0 if best is None else float(best)
+    test_scores = [model.predict_proba(t[2])[:, 1] if len(t[2]) else np.zeros(0) for t in test]
+    for name, traces, scores in (("dev (out-of-fold)", dev, oof), ("test", test, test_scores)):
+        print(f"[hard block] {name:17s} rules   {fmt(confusion([(t[1], t[5] is not None) for t in traces]))}")
+        print(f"[hard block] {name:17s} learned {fmt(confusion(stop_decisions(traces, scores, tau)))}"
+              f"  (threshold {tau:.6f}, chosen on out-of-fold dev)")
+
+
 def main(argv: list[str]) -> int:
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
@@ -120,6 +162,7 @@ def main(argv: list[str]) -> int:
                 stops = confusion([(t[1], t[5] is not None) for t in traces])
                 print(f"[dev FPR <= {target:.3f}] {name:4s} rules' first stop {fmt(stops)}")
             print(f"[dev FPR <= {target:.3f}] {name:4s} learned {fmt(learned)}  (threshold {tau:.6f}, chosen on dev)")
+    learned_stop(model, dev, test, fmt)
     if kind == "logreg":
         coefs = model[-1].coef_[0]
         print("coefficients (standardized):", ", ".join(f"{n} {c:+.2f}" for n, c in zip(FEATURES, coefs)))
