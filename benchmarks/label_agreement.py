@@ -5,14 +5,15 @@ one reader's labels.
     semloop scan --json runs.jsonl > verdicts.jsonl              # (runs rebuilt by benchmarks/convert/)
     python benchmarks/label_agreement.py --verdicts verdicts.jsonl   # ... and the detector against each
 
-`benchmarks/labels/second_reader.jsonl` holds a second reading of 120 labeled runs: per group
-(browser: WebArena; swejava: SWE-agent on Java; miniswe: mini-swe-agent, the random batch; convo:
-every customer-service source, tau airline included), 12 runs the first labels call loops and 18
-they call clean, drawn with `random.Random(20261204)` from the id-sorted runs of each group, shuffled,
-and dumped as plain text (every step's input and output, long outputs cut in the middle). Five
-readers, one per group (two for miniswe), saw neither the first labels nor any detector output.
-The sample is loop-enriched (40%): F1 depends on how common loops are, so the F1 a second reader
-would get at another rate is printed too.
+`benchmarks/labels/second_reader.jsonl` holds a second reading of 240 labeled runs, in two draws.
+Per group (browser: WebArena; swejava: SWE-agent on Java; miniswe: mini-swe-agent, the random batch;
+convo: every customer-service source, tau airline included) each draw took 12 runs the first labels
+call loops and 18 they call clean from the id-sorted runs of the group — `random.Random(20261204)`
+for draw 1, `random.Random(20261205)` over the runs draw 1 left for draw 2 — shuffled them and dumped
+them as plain text (every step's input and output, long outputs cut in the middle). Five readers per
+draw, one per group (two for miniswe), saw neither the first labels nor any detector output. The
+sample is loop-enriched (40%): F1 depends on how common loops are, so the F1 a second reader would
+get at another rate is printed too.
 """
 from __future__ import annotations
 

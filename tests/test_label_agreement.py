@@ -36,16 +36,16 @@ def test_f1_at_another_loop_rate_reweights_recall_and_false_alarms():
     assert agreement.f1_at_rate(truth, said, 0.4) == pytest.approx(agreement.f1(truth, said))
 
 
-def test_every_second_reading_joins_a_first_label_twelve_loops_and_eighteen_clean_per_group():
+def test_every_second_reading_joins_a_first_label_twelve_loops_and_eighteen_clean_per_group_and_draw():
     first = agreement.first_labels()
     rows = [json.loads(line) for line in agreement.SECOND.read_text().splitlines() if line.strip()]
-    assert len(rows) == len({r["id"] for r in rows}) == 120
+    assert len(rows) == len({r["id"] for r in rows}) == 240
     by_group = {}
     for row in rows:
         assert row["id"] in first, row["id"]
-        by_group.setdefault(row["group"], []).append(bool(first[row["id"]]["label"]["loop"]))
-    assert {g: (sum(v), len(v) - sum(v)) for g, v in by_group.items()} == {
-        "browser": (12, 18), "swejava": (12, 18), "miniswe": (12, 18), "convo": (12, 18)}
+        by_group.setdefault((row["group"], row["draw"]), []).append(bool(first[row["id"]]["label"]["loop"]))
+    assert {k: (sum(v), len(v) - sum(v)) for k, v in by_group.items()} == {
+        (group, draw): (12, 18) for group in ("browser", "swejava", "miniswe", "convo") for draw in (1, 2)}
 
 
 def test_the_script_reports_each_group_and_the_detector_when_given_verdicts(tmp_path, capsys):
