@@ -22,7 +22,12 @@ import json
 import sys
 from pathlib import Path
 
+from semloop.bench import metrics
+
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "convert"))
+from labeled_splits import load_labels  # noqa: E402  (the converters' label reader: refuses duplicate ids)
+
 LABELS = HERE / "labels"
 SECOND = LABELS / "second_reader.jsonl"
 TRACE_FILES = [HERE / "data" / "real_tau_airline_dev.jsonl"]  # traces that carry their own labels
@@ -33,12 +38,8 @@ def first_labels() -> dict[str, dict]:
     """Trace id → the first reader's label row, from every label file and labeled trace file."""
     rows: dict[str, dict] = {}
     for path in sorted(LABELS.glob("*.jsonl")):
-        if path.name in {"provenance.jsonl", SECOND.name}:
-            continue
-        for line in path.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows[row["id"]] = row
+        if path.name not in {"provenance.jsonl", SECOND.name}:
+            rows |= load_labels(path)
     for path in TRACE_FILES:
         for line in path.read_text().splitlines():
             if line.strip():
@@ -58,18 +59,18 @@ def kappa(pairs: list[tuple[bool, bool]]) -> float:
 
 def f1(truth: list[bool], said: list[bool]) -> float:
     tp = sum(t and s for t, s in zip(truth, said))
-    wrong = sum(t != s for t, s in zip(truth, said))
-    return 2 * tp / (2 * tp + wrong) if tp or wrong else 1.0
+    fp = sum(s and not t for t, s in zip(truth, said))
+    fn = sum(t and not s for t, s in zip(truth, said))
+    return 1.0 if tp + fp + fn == 0 else metrics.f1(metrics.precision(tp, fp), metrics.recall(tp, fn))
 
 
 def f1_at_rate(truth: list[bool], said: list[bool], rate: float) -> float:
     """The F1 `said` would get against `truth` where a share `rate` of runs loop: its recall and its
-    false-alarm rate on this sample, reweighted."""
+    false-alarm rate on this sample, reweighted (expected counts per run)."""
     loops = [s for t, s in zip(truth, said) if t]
     clean = [s for t, s in zip(truth, said) if not t]
     recall, false_alarms = sum(loops) / len(loops), sum(clean) / len(clean)
-    tp, fn, fp = rate * recall, rate * (1 - recall), (1 - rate) * false_alarms
-    return 2 * tp / (2 * tp + fn + fp)
+    return metrics.f1(metrics.precision(rate * recall, (1 - rate) * false_alarms), recall)
 
 
 def report(name: str, rows: list[dict], verdicts: dict[str, bool]) -> str:

@@ -188,7 +188,7 @@ class LoopGuard:
         input_words = features.input_words(values)
         short_words = features.short_result_words(result, size)
         said = " ".join(values) if is_message else ""  # a message's text
-        asks = features.message_asks(said) if is_message else ""
+        asks = features.message_asks(said)  # "" for a tool call: it says nothing
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(

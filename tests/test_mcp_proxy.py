@@ -34,6 +34,22 @@ def _texts(result) -> list[str]:
     return [block.text for block in result.content]
 
 
+def _through_proxy(log: Path, script, *proxy_args: str):
+    """`await script(session)` in one initialized client session through a fresh `semloop mcp-proxy`
+    (with `proxy_args`) in front of the tiny upstream, which logs its tool calls to `log`."""
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "semloop", "mcp-proxy", *proxy_args, "--", sys.executable, TINY],
+                                   env={**os.environ, "TINY_UPSTREAM_LOG": str(log)})
+
+    async def main():
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return await script(session)
+
+    return anyio.run(main)
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """One client session through the proxy (starting the proxy and the upstream costs seconds:
@@ -41,33 +57,25 @@ def run(tmp_path_factory):
     failing calls, another tool while stopped, a quiet spell, then the loop again. Each step's
     results, and the upstream's log of the tool calls it received."""
     log = tmp_path_factory.mktemp("mcp") / "upstream.log"
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "semloop", "mcp-proxy", "--resume-after", str(RESUME_AFTER), "--", sys.executable, TINY],
-        env={**os.environ, "TINY_UPSTREAM_LOG": str(log)})
     out: dict = {}
 
-    async def main():
-        with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                out["capabilities"], out["instructions"] = session.server_capabilities, session.instructions
-                out["tools"] = await session.list_tools()
-                out["resources"] = await session.list_resources()
-                out["prompts"] = await session.list_prompts()
-                out["readme"] = await session.read_resource("notes://readme")
-                out["prompt"] = await session.get_prompt("summarize", {"topic": "backups"})
-                out["pages"] = [await session.call_tool("read_page", {"document": "manual", "page": p})
-                                for p in range(8)]
-                out["upstream_after_pages"] = len(_upstream_calls(log))
-                out["loop"] = [await session.call_tool("read_config", {"path": "/etc/app.yaml"}) for _ in range(6)]
-                out["while_stopped"] = await session.call_tool("read_page", {"document": "manual", "page": 9})
-                out["upstream_after_loop"] = len(_upstream_calls(log))
-                await anyio.sleep(RESUME_AFTER + 0.3)
-                out["after_quiet"] = await session.call_tool("read_page", {"document": "manual", "page": 2})
-                out["loop_again"] = await session.call_tool("read_config", {"path": "/etc/app.yaml"})
+    async def script(session):
+        out["capabilities"], out["instructions"] = session.server_capabilities, session.instructions
+        out["tools"] = await session.list_tools()
+        out["resources"] = await session.list_resources()
+        out["prompts"] = await session.list_prompts()
+        out["readme"] = await session.read_resource("notes://readme")
+        out["prompt"] = await session.get_prompt("summarize", {"topic": "backups"})
+        out["pages"] = [await session.call_tool("read_page", {"document": "manual", "page": p}) for p in range(8)]
+        out["upstream_after_pages"] = len(_upstream_calls(log))
+        out["loop"] = [await session.call_tool("read_config", {"path": "/etc/app.yaml"}) for _ in range(6)]
+        out["while_stopped"] = await session.call_tool("read_page", {"document": "manual", "page": 9})
+        out["upstream_after_loop"] = len(_upstream_calls(log))
+        await anyio.sleep(RESUME_AFTER + 0.3)
+        out["after_quiet"] = await session.call_tool("read_page", {"document": "manual", "page": 2})
+        out["loop_again"] = await session.call_tool("read_config", {"path": "/etc/app.yaml"})
 
-    anyio.run(main)
+    _through_proxy(log, script, "--resume-after", str(RESUME_AFTER))
     out["upstream"] = _upstream_calls(log)
     return out
 
@@ -132,16 +140,10 @@ def test_a_question_asked_again_keeps_the_reply_and_gets_the_message_note(tmp_pa
     thing is a conversation loop. The user's reply reaches the client untouched, and the note that
     follows it is the one for messages (the replies changed, so "the result did not change" would
     be false)."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "semloop", "mcp-proxy", "--", sys.executable, TINY],
-                                   env={**os.environ, "TINY_UPSTREAM_LOG": str(tmp_path / "upstream.log")})
+    async def ask_three_times(session):
+        return [await session.call_tool("ask_user", {"question": q}) for q in ASKS]
 
-    async def main():
-        with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                return [await session.call_tool("ask_user", {"question": q}) for q in ASKS]
-
-    first, second, third = anyio.run(main)
+    first, second, third = _through_proxy(tmp_path / "upstream.log", ask_three_times)
     assert [_texts(r) for r in (first, second)] == [["I don't have it with me, sorry."],
                                                    ["Let me check my email. Meanwhile I also want to add a bag."]]
     reply, note = _texts(third)
