@@ -14,6 +14,13 @@ them as plain text (every step's input and output, long outputs cut in the middl
 draw, one per group (two for miniswe), saw neither the first labels nor any detector output. The
 sample is loop-enriched (40%): F1 depends on how common loops are, so the F1 a second reader would
 get at another rate is printed too.
+
+`benchmarks/labels/third_reader.jsonl` is a third blind reading of exactly the runs where the first
+two disagree on loop/clean. The adjudicated label is the majority of the three readings there (the
+third reader always sides with one of the two, so its onset and kind come with it) and the first
+label everywhere else; the script lists the disagreements with their majority, scores each reader
+against the adjudicated label, and with `--verdicts` scores the detector against both the first
+reader and the adjudicated label.
 """
 from __future__ import annotations
 
@@ -30,6 +37,8 @@ from labeled_splits import load_labels  # noqa: E402  (the converters' label rea
 
 LABELS = HERE / "labels"
 SECOND = LABELS / "second_reader.jsonl"
+THIRD = LABELS / "third_reader.jsonl"
+NOT_FIRST = {"provenance.jsonl", SECOND.name, THIRD.name}  # label files that are not the first reading
 TRACE_FILES = [HERE / "data" / "real_tau_airline_dev.jsonl"]  # traces that carry their own labels
 REAL_TEST_LOOP_RATE = 292 / 1574  # every real test half and blind batch (docs/detection.md, stop 26)
 
@@ -38,7 +47,7 @@ def first_labels() -> dict[str, dict]:
     """Trace id → the first reader's label row, from every label file and labeled trace file."""
     rows: dict[str, dict] = {}
     for path in sorted(LABELS.glob("*.jsonl")):
-        if path.name not in {"provenance.jsonl", SECOND.name}:
+        if path.name not in NOT_FIRST:
             rows |= load_labels(path)
     for path in TRACE_FILES:
         for line in path.read_text().splitlines():
@@ -46,6 +55,29 @@ def first_labels() -> dict[str, dict]:
                 row = json.loads(line)
                 rows[row["id"]] = {"label": row["label"], "confidence": row.get("confidence")}
     return rows
+
+
+def adjudicate(first: dict[str, dict], second: dict[str, dict], third: dict[str, dict]) -> dict[str, dict]:
+    """Trace id → adjudicated label (``{"loop", "onset", "kind"}``) for every id the second reader read:
+    the majority of the three readings where the first two disagree on loop, the first label where
+    they agree. Each argument maps an id to its label row. Refuses a disagreement the third reader
+    did not read and a third reading of a run the two agree on (the draw is the disagreements)."""
+    adjudicated: dict[str, dict] = {}
+    for run_id, row in second.items():
+        a, b = first[run_id]["label"], row["label"]
+        if bool(a["loop"]) == bool(b["loop"]):
+            if run_id in third:
+                raise SystemExit(f"{THIRD.name}: {run_id} is read a third time but the first two agree")
+            adjudicated[run_id] = a
+            continue
+        if run_id not in third:
+            raise SystemExit(f"{THIRD.name}: {run_id} has no third reading (the first two disagree)")
+        c = third[run_id]["label"]
+        loop = sum(bool(x["loop"]) for x in (a, b, c)) >= 2
+        adjudicated[run_id] = c if bool(c["loop"]) == loop else (a if bool(a["loop"]) == loop else b)
+    if extra := sorted(set(third) - set(second)):
+        raise SystemExit(f"{THIRD.name}: {extra[0]} has no second reading")
+    return adjudicated
 
 
 def kappa(pairs: list[tuple[bool, bool]]) -> float:
@@ -73,28 +105,55 @@ def f1_at_rate(truth: list[bool], said: list[bool], rate: float) -> float:
     return metrics.f1(metrics.precision(rate * recall, (1 - rate) * false_alarms), recall)
 
 
+def _versus(truth: list[bool], said: list[bool]) -> str:
+    return (f"F1 {f1(truth, said):.2f} (recall {sum(t and s for t, s in zip(truth, said))}/{sum(truth)}, "
+            f"false alarms {sum(s and not t for t, s in zip(truth, said))}/{len(truth) - sum(truth)})")
+
+
 def report(name: str, rows: list[dict], verdicts: dict[str, bool]) -> str:
     first = [r["first"] for r in rows]
     second = [r["second"] for r in rows]
     onsets = [(r["first_onset"], r["second_onset"]) for r in rows if r["first"] and r["second"]]
     close = sum(a is not None and b is not None and abs(a - b) <= 1 for a, b in onsets)
-    lines = [f"{name:8s} {len(rows):3d} runs  agree {sum(a == b for a, b in zip(first, second))}/{len(rows)}"
-             f"  kappa {kappa(list(zip(first, second))):.2f}  second reader vs first: F1 {f1(first, second):.2f}"
-             f" (first: {sum(first)} loops, second finds {sum(a and b for a, b in zip(first, second))};"
-             f" second calls {sum(b and not a for a, b in zip(first, second))} of the first's {len(rows) - sum(first)}"
-             f" clean runs loops), onset within 1 step {close}/{len(onsets)}"]
+    lines = [(f"{name:8s} {len(rows):3d} runs  agree {sum(a == b for a, b in zip(first, second))}/{len(rows)}"
+              f"  kappa {kappa(list(zip(first, second))):.2f}  second reader vs first: F1 {f1(first, second):.2f}"
+              f" (first: {sum(first)} loops, second finds {sum(a and b for a, b in zip(first, second))};"
+              f" second calls {sum(b and not a for a, b in zip(first, second))} of the first's {len(rows) - sum(first)}"
+              f" clean runs loops), onset within 1 step {close}/{len(onsets)}")]
     if sum(first) and len(rows) > sum(first):
         lines.append(f"{'':8s} at a loop rate of {REAL_TEST_LOOP_RATE:.3f} (the real test pool): F1 "
                      f"{f1_at_rate(first, second, REAL_TEST_LOOP_RATE):.2f}")
+    adjudicated = [r["adjudicated"] for r in rows]
+    if sum(adjudicated) and len(rows) > sum(adjudicated):
+        lines.append(f"{'':8s} against the adjudicated label ({sum(adjudicated)} loops): first reader "
+                     f"{_versus(adjudicated, first)} kappa {kappa(list(zip(adjudicated, first))):.2f}; second reader "
+                     f"{_versus(adjudicated, second)} kappa {kappa(list(zip(adjudicated, second))):.2f}")
     judged = [r for r in rows if r["id"] in verdicts]
     if judged:
         flagged = [verdicts[r["id"]] for r in judged]
-        for reader in ("first", "second"):
+        for reader in ("first", "second", "adjudicated"):
             truth = [r[reader] for r in judged]
-            lines.append(f"{'':8s} detector vs {reader} reader: F1 {f1(truth, flagged):.2f} (recall "
-                         f"{sum(t and f for t, f in zip(truth, flagged))}/{sum(truth)}, false alarms "
-                         f"{sum(f and not t for t, f in zip(truth, flagged))}/{len(truth) - sum(truth)})")
+            lines.append(f"{'':8s} detector vs {reader}{' label' if reader == 'adjudicated' else ' reader'}: "
+                         f"{_versus(truth, flagged)}")
     return "\n".join(lines)
+
+
+def disagreements(rows: list[dict], third: dict[str, dict]) -> str:
+    """One line per run the first two readers disagree on: the three readings and the majority."""
+    def said(loop: bool, onset: int | None) -> str:
+        return f"loop@{onset}" if loop else "clean"
+    lines = []
+    for r in rows:
+        if r["first"] != r["second"]:
+            c = third[r["id"]]["label"]
+            lines.append(f"  {r['id']}: first {said(r['first'], r['first_onset'])}, second "
+                         f"{said(r['second'], r['second_onset'])}, third {said(bool(c['loop']), c.get('onset'))}"
+                         f" -> {said(r['adjudicated'], r['adjudicated_onset'])}"
+                         f" (with the {'first' if r['adjudicated'] == r['first'] else 'second'})")
+    with_first = sum(r["adjudicated"] == r["first"] for r in rows if r["first"] != r["second"])
+    return (f"adjudicated: {len(lines)} disagreements, the majority sides with the first reader on {with_first}"
+            f" and with the second on {len(lines) - with_first}; {sum(r['adjudicated'] for r in rows if r['first'] != r['second'])}"
+            f" of them are loops\n" + "\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,20 +168,22 @@ def main(argv: list[str] | None = None) -> int:
             if line.strip():
                 row = json.loads(line)
                 verdicts[row["id"]] = row["first_warn"] is not None
+    seconds = load_labels(SECOND)
+    if missing := sorted(set(seconds) - set(first)):
+        raise SystemExit(f"{SECOND.name}: {missing[0]} has no first label")
+    thirds = load_labels(THIRD)
+    adjudicated = adjudicate(first, seconds, thirds)
     rows = []
-    for line in SECOND.read_text().splitlines():
-        if not line.strip():
-            continue
-        second = json.loads(line)
-        if second["id"] not in first:
-            raise SystemExit(f"{SECOND.name}: {second['id']} has no first label")
-        label = first[second["id"]]["label"]
-        rows.append({"id": second["id"], "group": second["group"],
+    for run_id, second in seconds.items():
+        label, final = first[run_id]["label"], adjudicated[run_id]
+        rows.append({"id": run_id, "group": second["group"],
                      "first": bool(label["loop"]), "first_onset": label.get("onset"),
-                     "second": bool(second["label"]["loop"]), "second_onset": second["label"].get("onset")})
+                     "second": bool(second["label"]["loop"]), "second_onset": second["label"].get("onset"),
+                     "adjudicated": bool(final["loop"]), "adjudicated_onset": final.get("onset")})
     for group in dict.fromkeys(r["group"] for r in rows):
         print(report(group, [r for r in rows if r["group"] == group], verdicts))
     print(report("all", rows, verdicts))
+    print(disagreements(rows, thirds))
     return 0
 
 

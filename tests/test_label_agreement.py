@@ -1,5 +1,6 @@
-"""benchmarks/label_agreement.py: the second reading of 120 labeled runs joins the first labels, and
-its agreement numbers are computed the textbook way."""
+"""benchmarks/label_agreement.py: the second reading of 240 labeled runs joins the first labels, the
+third reading covers exactly the runs the two disagree on, the adjudicated label is their majority, and
+the agreement numbers are computed the textbook way."""
 
 import importlib.util
 import json
@@ -48,6 +49,52 @@ def test_every_second_reading_joins_a_first_label_twelve_loops_and_eighteen_clea
         (group, draw): (12, 18) for group in ("browser", "swejava", "miniswe", "convo") for draw in (1, 2)}
 
 
+def _row(loop, onset=None, kind=None, **extra):
+    return {"label": {"loop": loop, "onset": onset, "kind": kind}, **extra}
+
+
+def test_adjudication_is_the_majority_where_the_two_readers_disagree_and_the_first_label_elsewhere():
+    first = {"a": _row(True, 3, "exact"), "b": _row(True, 5, "count"), "c": _row(False), "d": _row(False),
+             "e": _row(True, 2, "paraphrase")}
+    second = {"a": _row(True, 4, "exact"), "b": _row(False), "c": _row(True, 7, "same_result"), "d": _row(False),
+              "e": _row(False)}
+    third = {"b": _row(False), "c": _row(True, 6, "normalized"), "e": _row(True, 1, "count")}
+    got = agreement.adjudicate(first, second, third)
+    assert got["a"] == first["a"]["label"]  # both say loop: the first label, onset and all
+    assert got["d"] == first["d"]["label"]
+    assert got["b"]["loop"] is False  # first loop, second and third clean
+    assert got["c"] == {"loop": True, "onset": 6, "kind": "normalized"}  # second and third loop over the first
+    assert got["e"] == {"loop": True, "onset": 1, "kind": "count"}  # first and third loop over the second
+    assert set(got) == set(second)
+
+
+def test_adjudication_refuses_a_disagreement_left_unread_and_a_third_reading_of_an_agreed_run():
+    first, second = {"a": _row(True, 1), "b": _row(False)}, {"a": _row(False), "b": _row(False)}
+    with pytest.raises(SystemExit, match="a has no third reading"):
+        agreement.adjudicate(first, second, {})
+    with pytest.raises(SystemExit, match="b is read a third time"):
+        agreement.adjudicate(first, second, {"a": _row(True, 1), "b": _row(True, 2)})
+    with pytest.raises(SystemExit, match="z has no second reading"):
+        agreement.adjudicate(first, second, {"a": _row(True, 1), "z": _row(True, 2)})
+
+
+def test_the_third_reading_covers_exactly_the_disagreements_and_is_not_read_as_a_first_label():
+    first = agreement.first_labels()
+    second = {r["id"]: r for r in map(json.loads, agreement.SECOND.read_text().splitlines()) if r}
+    third = [json.loads(line) for line in agreement.THIRD.read_text().splitlines() if line.strip()]
+    disagree = {i for i, r in second.items() if bool(r["label"]["loop"]) != bool(first[i]["label"]["loop"])}
+    # were third_reader.jsonl read as first labels, the runs where it sides with the second reader
+    # would stop being disagreements and this set would shrink
+    assert {r["id"] for r in third} == disagree and len(third) == len(disagree)
+    for row in third:
+        label = row["label"]
+        assert row["reader"] == "third" and row["group"] == second[row["id"]]["group"]
+        assert row["confidence"] in ("high", "low") and row["note"]
+        assert (label["onset"] is None and label["kind"] is None) if not label["loop"] else (
+            isinstance(label["onset"], int) and label["kind"] in
+            ("exact", "normalized", "paraphrase", "same_result", "alternation", "count"))
+
+
 def test_the_script_reports_each_group_and_the_detector_when_given_verdicts(tmp_path, capsys):
     rows = [json.loads(line) for line in agreement.SECOND.read_text().splitlines() if line.strip()]
     verdicts = tmp_path / "verdicts.jsonl"
@@ -60,3 +107,23 @@ def test_the_script_reports_each_group_and_the_detector_when_given_verdicts(tmp_
         assert f"\n{group}" in "\n" + out
     second_lines = [line for line in out.splitlines() if "detector vs second reader" in line]
     assert len(second_lines) == 5 and all("F1 1.00" in line for line in second_lines)
+
+
+def test_the_script_scores_the_detector_against_the_adjudicated_label_and_lists_every_disagreement(tmp_path, capsys):
+    first = agreement.first_labels()
+    second = [json.loads(line) for line in agreement.SECOND.read_text().splitlines() if line.strip()]
+    third = {r["id"]: r for r in map(json.loads, agreement.THIRD.read_text().splitlines())}
+    truth = {r["id"]: bool((third.get(r["id"]) or first[r["id"]])["label"]["loop"]) for r in second}
+    verdicts = tmp_path / "verdicts.jsonl"
+    # a detector that flags exactly the adjudicated loops: the third reading where there is one, else the first
+    verdicts.write_text("".join(json.dumps({"id": i, "first_warn": 0 if loop else None}) + "\n"
+                                for i, loop in truth.items()))
+    assert agreement.main(["--verdicts", str(verdicts)]) == 0
+    out = capsys.readouterr().out
+    adjudicated_lines = [line for line in out.splitlines() if "detector vs adjudicated label" in line]
+    assert len(adjudicated_lines) == 5 and all("F1 1.00" in line for line in adjudicated_lines)
+    first_lines = [line for line in out.splitlines() if "detector vs first reader" in line]
+    if any(truth[i] != bool(first[i]["label"]["loop"]) for i in third):
+        assert "F1 1.00" not in first_lines[-1]
+    listed = [line.split(": first ")[0].strip() for line in out.splitlines() if line.startswith("  ") and " -> " in line]
+    assert sorted(listed) == sorted(third)
