@@ -447,15 +447,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")[:80] or "trace"
 
 
-def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Path]:
-    """One PNG per trace with both heatmaps side by side; warn and stop steps marked on the axes."""
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, or an ImportError saying what to install."""
     try:
         import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError("semloop report --png needs matplotlib: pip install 'semloop[bench]'") from None
+        raise ImportError('plots need matplotlib: pip install "semloop-guard[bench]"') from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Path]:
+    """One PNG per trace with both heatmaps side by side; warn and stop steps marked on the axes."""
+    plt = pyplot()
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written, used = [], set()
