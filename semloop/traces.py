@@ -14,7 +14,7 @@ the place in the document) and the field. What is read as what:
 - an empty file (or one of blank lines, or `[]`) is an error, like a file semloop cannot place:
   never "0 steps, no loop" for junk.
 - text that is not UTF-8, and lone UTF-16 surrogates in JSON strings (`"\udcff"`), are read as
-  U+FFFD.
+  U+FFFD; a leading byte-order mark is dropped.
 
 Formats are a registry (`TraceFormat`): auto-detection asks each one, in order, whether the input
 looks like it; adding a format is one more entry in `_REGISTRY`.
@@ -104,10 +104,10 @@ class Source:
     @classmethod
     def read(cls, path: str | Path) -> Source:
         if str(path) == STDIN:
-            return cls("<stdin>", "stdin", sys.stdin.buffer.read().decode("utf-8", errors="replace"))
+            return cls("<stdin>", "stdin", sys.stdin.buffer.read().decode("utf-8-sig", errors="replace"))
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = path.read_text(encoding="utf-8-sig", errors="replace")  # -sig: a leading BOM is dropped
         except OSError as exc:
             raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
         return cls(str(path), path.stem, text)
