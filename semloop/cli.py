@@ -9,11 +9,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .config import DETECTORS, EMBEDDINGS, Config
 from .store import StoreError
 from .traces import FORMATS, TraceError, format_help
+
+if TYPE_CHECKING:
+    from .scan import ScanResult
+    from .traces import Trace
 
 
 def build_config(args: argparse.Namespace) -> Config:
@@ -90,6 +94,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
     def skipped(error: TraceError) -> None:
         print(f"semloop: skipped: {error}", file=sys.stderr)
 
+    pairs: Iterable[tuple[Trace | None, ScanResult]]
+    results: Iterable[ScanResult]
     if args.engine == "ray":
         from .distributed import scan_file_with_ray
 
@@ -108,7 +114,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         else:
             results = iter_scan(traces, config, jobs=args.jobs)
         pairs = zip(traces, results)
-    seen = []
+    seen: list[ScanResult] = []
     for trace, result in pairs:
         seen.append(result)
         if args.json:

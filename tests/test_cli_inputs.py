@@ -112,7 +112,7 @@ def test_good_labels_are_read(tmp_path):
 def test_calibrate_reads_false_as_false_not_as_a_loop(capsys, tmp_path):
     """`"loop": "false"` was counted as a loop (recall 0.333, FPR nan); `false` is a clean trace."""
     path = write_jsonl(tmp_path / "t.jsonl", [loop_trace(), clean_trace("c1"), clean_trace("c2")])
-    code, out, err = main(capsys, "calibrate", path, "--out", tmp_path / "cal", "--no-plot", "--no-progress")
+    code, _, err = main(capsys, "calibrate", path, "--out", tmp_path / "cal", "--no-plot", "--no-progress")
     assert code == 0, err
     result = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert result["chosen"]["negatives"] == 2 and result["chosen"]["loops"] == 1
@@ -292,7 +292,7 @@ def test_a_missing_extra_is_one_line_with_the_install_hint(tmp_path, without, ar
 def test_report_out_creates_missing_folders_and_says_so(capsys, tmp_path):
     data = write_jsonl(tmp_path / "t.jsonl", [clean_trace()])
     out = tmp_path / "no" / "such" / "dir" / "r.html"
-    code, stdout, err = main(capsys, "report", data, "--out", out, "--detector", "exact")
+    code, _, err = main(capsys, "report", data, "--out", out, "--detector", "exact")
     assert code == 0 and out.exists(), err
     assert f"semloop: created folder {out.parent}" in err
 

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
-
-import pytest
 
 from semloop import cli
 from semloop.traces import LABEL_KINDS, MAX_DEPTH
@@ -224,7 +221,10 @@ def test_random_malformed_files_get_the_right_answer_or_one_error_line(tmp_path,
         got = [(r["id"], r["steps"]) for r in map(json.loads, out.splitlines())] if code == 0 else None
         if code != 0 or got != want or err:
             wrong.append((path.name, f"should read as {want}", code, (got, err[-300:]), text[:200]))
-        elif k % 10 == 0:  # report reads the same files the same way
+        elif k % 5 == 0:  # the default (semantic) detector and report read them the same way
+            assert cli.main(["scan", str(path), "--json"]) == 0
+            semantic, err = capsys.readouterr()
+            assert [(r["id"], r["steps"]) for r in map(json.loads, semantic.splitlines())] == want, err
             html = tmp_path / "r.html"
             assert cli.main(["report", str(path), "--out", str(html), "--detector", "exact"]) == 0, capsys.readouterr()
             capsys.readouterr()
@@ -232,3 +232,59 @@ def test_random_malformed_files_get_the_right_answer_or_one_error_line(tmp_path,
     assert not wrong, "\n".join(map(str, wrong[:10])) + f"\n({len(wrong)} of {FILES} wrong)"
     # both outcomes are exercised in earnest
     assert accepted >= 60 and refused >= 60, (accepted, refused)
+
+
+# -- message lists (Anthropic, OpenAI, Claude Code) -------------------------------------------------
+
+
+def message_file(rng: random.Random) -> tuple[str, int]:
+    """A message list with tool calls, as Anthropic, OpenAI or a Claude Code transcript, and how
+    many tool calls it holds."""
+    style = rng.choice(["anthropic", "openai", "claude-code"])
+    calls = rng.randint(0, 4)
+    messages: list[dict] = [{"role": "user", "content": "fix the tests"}]
+    for i in range(calls):
+        if style == "openai":
+            messages.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"cmd": "ls"})}}]})
+            messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "a.txt"})
+        else:
+            messages.append({"role": "assistant", "content": [
+                {"type": "text", "text": "looking"}, {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"cmd": "ls"}}]})
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": "a.txt"}]})
+    if style == "claude-code":
+        text = "".join(json.dumps({"type": m["role"], "sessionId": "s", "message": m}) + "\n" for m in messages)
+    elif rng.random() < 0.5:
+        text = json.dumps(messages if rng.random() < 0.5 else {"messages": messages}, indent=rng.choice([None, 2]))
+    else:
+        text = "".join(json.dumps(m) + "\n" for m in messages)
+    return text, calls
+
+
+def test_random_malformed_message_lists_are_read_or_refused_in_one_line(tmp_path, capsys):
+    """No oracle for every damaged conversation here: an outcome is a trace of at most as many
+    steps as the file had tool calls (exactly as many when the file is untouched), or exit 2 with
+    one line naming the file."""
+    rng = random.Random(SEED + 1)
+    outcomes = {0: 0, 2: 0}
+    for k in range(150):
+        text, calls = message_file(rng)
+        damaged = rng.random() < 0.8
+        if damaged:
+            text = mutate_text(rng, text)
+        path = tmp_path / f"messages{k:03d}.json"
+        path.write_text(text, encoding="utf-8")
+        code = cli.main(["scan", str(path), "--json", "--detector", "exact"])
+        out, err = capsys.readouterr()
+        outcomes[code] = outcomes.get(code, 0) + 1
+        if code == 2:
+            lines = err.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith(f"semloop: error: {path}") and not out, (err, text[:300])
+            assert damaged or not text.strip(), (err, text[:300])
+            continue
+        assert code == 0 and not err, (code, err, text[:300])
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert len(rows) <= 1 and all(r["steps"] <= calls for r in rows), (rows, text[:300])
+        if not damaged:
+            assert [r["steps"] for r in rows] == [calls], (rows, text[:300])
+    assert outcomes[0] >= 30 and outcomes[2] >= 30, outcomes

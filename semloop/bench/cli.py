@@ -82,7 +82,7 @@ def _progress(args: argparse.Namespace) -> bool:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from ..cli import check_out_path, make_parents
-    from ..traces import expand_paths
+    from ..traces import STDIN, expand_paths
     from .report import write_results
     from .runner import load_datasets, parse_detectors, run_bench
 
@@ -93,6 +93,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         pyplot()  # a missing matplotlib is an error before the run (or pass --no-plots)
     paths = expand_paths(args.data)
+    if STDIN in paths:  # the long-session measurement reads the files again in a second process
+        raise ValueError("semloop bench reads files, not standard input")
     datasets = load_datasets(paths)  # every file and label checked before the run
     say = (lambda msg: None) if args.no_progress else (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(f"semloop bench: {sum(len(d.traces) for d in datasets)} traces in {len(datasets)} file(s), "
