@@ -364,8 +364,8 @@ def _read_semloop(source: Source, skip: _Skipper) -> Iterator[Trace]:
             except TraceError as exc:
                 skip(exc)
         return
-    if isinstance(doc, dict) and not source.one_line:  # one pretty-printed trace
-        yield parse_trace(doc, source.name)
+    if isinstance(doc, dict):  # one trace, on one line (named by its number) or pretty-printed
+        yield parse_trace(doc, f"{source.name}:{next(source.lines())[0]}" if source.one_line else source.name)
         return
     for n, line in source.lines():
         try:
