@@ -18,7 +18,7 @@ fi
 semloop bench "$DATA/split/whowhen.dev.jsonl" "$DATA/split/whowhen.test.jsonl" \
     "$DATA/split/tau_airline.dev.jsonl" "$DATA/split/tau_airline.test.jsonl" \
     "$DATA/synth_dev.jsonl" "$DATA/synth_test.jsonl" ${BENCH_EXTRA_DATA:-} \
-    --out benchmarks/results "$@"
+    --out benchmarks/results --memory-steps 100000 "$@"
 # the calibration numbers the README quotes (benchmarks/results/calibration.json, calibration.png)
 semloop calibrate "$DATA/split/whowhen.dev.jsonl" "$DATA/split/tau_airline.dev.jsonl" "$DATA/synth_dev.jsonl" --out benchmarks/results --no-progress \
     > benchmarks/results/calibration-snippet.json

@@ -9,11 +9,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .config import DETECTORS, EMBEDDINGS, Config
 from .store import StoreError
-from .traces import FORMATS, TraceError
+from .traces import FORMATS, TraceError, format_help
+
+if TYPE_CHECKING:
+    from .scan import ScanResult
+    from .traces import Trace
 
 
 def build_config(args: argparse.Namespace) -> Config:
@@ -29,8 +33,46 @@ def build_config(args: argparse.Namespace) -> Config:
     return config.replace(**changes) if changes else config
 
 
-_FORMAT_HELP = ("input format (default: auto-detected): jsonl = semloop traces, one per line; anthropic = a Messages "
-                "API message list; openai = chat messages with tool_calls; claude-code = a session transcript")
+_FORMAT_HELP = format_help()
+
+FAIL_ON_HELP = ("exit 1 when a trace reaches this level: warn = any warning or stop, stop = a hard stop "
+                "(default: exit 0 whatever is found; bad input is always exit 2)")
+INPUTS_HELP = "trace files, glob patterns (quoted: 'runs/*.jsonl', '**' too) or - for standard input"
+
+
+def failed_on(level: str | None, results) -> bool:
+    """Whether `--fail-on level` fails for `results` (anything with `events` and `first_stop`)."""
+    if level == "stop":
+        return any(r.first_stop is not None for r in results)
+    return level == "warn" and any(r.events for r in results)
+
+
+def check_out_path(path: str | Path, is_dir: bool = False) -> Path:
+    """Fail early, before any work, when `path` (a file to write, or with `is_dir` a folder) cannot
+    be written: its nearest existing ancestor must be a writable folder. Missing folders are
+    created later by `make_parents`, which says so."""
+    import os
+
+    path = Path(path)
+    if path.exists() and path.is_dir() != is_dir:
+        raise ValueError(f"{path}: is {'not ' if is_dir else ''}a folder")
+    ancestor = path if is_dir and path.exists() else path.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ValueError(f"{path}: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ValueError(f"{path}: cannot write in {ancestor}")
+    return path
+
+
+def make_parents(folder: str | Path) -> Path:
+    """Create `folder` (and its parents) if missing, saying so on stderr."""
+    folder = Path(folder)
+    if not folder.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        print(f"semloop: created folder {folder}", file=sys.stderr)
+    return folder
 
 
 def _add_detector_args(p: argparse.ArgumentParser) -> None:
@@ -42,39 +84,50 @@ def _add_detector_args(p: argparse.ArgumentParser) -> None:
 
 def cmd_scan(args: argparse.Namespace) -> int:
     from .scan import iter_scan, scan_trace
-    from .traces import iter_traces
+    from .traces import STDIN, expand_paths, iter_traces
 
     config = build_config(args)
     if args.jobs < 1:
         raise ValueError("--jobs must be >= 1")
+    paths = expand_paths(args.files)
 
     def skipped(error: TraceError) -> None:
         print(f"semloop: skipped: {error}", file=sys.stderr)
 
+    pairs: Iterable[tuple[Trace | None, ScanResult]]
+    results: Iterable[ScanResult]
     if args.engine == "ray":
         from .distributed import scan_file_with_ray
 
-        pairs = scan_file_with_ray(args.file, config, address=args.ray_address, skip_invalid=args.skip_invalid,
-                                   on_skip=skipped)
+        if STDIN in paths:
+            raise ValueError("--engine ray reads files, not standard input")
+        pairs = (pair for path in paths for pair in scan_file_with_ray(
+            path, config, address=args.ray_address, skip_invalid=args.skip_invalid, on_skip=skipped))
     else:
-        traces = list(iter_traces(args.file, args.format, args.skip_invalid, skipped))
+        traces = [trace for path in paths for trace in iter_traces(path, args.format, args.skip_invalid, skipped)]
+        if config.detector == "semantic" and traces:
+            from .embeddings import load_embedder
+
+            load_embedder(config.embedding, config.model_path)  # a missing backend is an error, not "no loop"
         if args.no_batch:  # one text embedded per step, as in a live agent (benchmarks compare the two)
             results = (scan_trace(trace, config) for trace in traces)
         else:
             results = iter_scan(traces, config, jobs=args.jobs)
         pairs = zip(traces, results)
-    flagged = total = 0
+    seen: list[ScanResult] = []
     for trace, result in pairs:
-        total += 1
-        flagged += bool(result.events)
+        seen.append(result)
         if args.json:
             print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
         else:
             _print_report(result, trace)
+    flagged = sum(bool(r.events) for r in seen)
+    stopped = sum(r.first_stop is not None for r in seen)
     if not args.json:
-        print(f"\n{total} trace(s) scanned with detector '{config.detector}': {flagged} flagged, "
-              f"{total - flagged} clean.")
-    return 0
+        files = f" from {len(paths)} files" if len(paths) > 1 else ""
+        print(f"\n{len(seen)} trace(s){files} scanned with detector '{config.detector}': "
+              f"{flagged} flagged ({stopped} stopped), {len(seen) - flagged} clean.")
+    return 1 if failed_on(args.fail_on, seen) else 0
 
 
 def _print_report(result, trace) -> None:
@@ -115,7 +168,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"{'trace':30} {'truth':22} " + " ".join(f"{d:>10}" for d in detectors))
     for trace in traces:
         label = trace.label or {}
-        truth = f"loop@{label.get('onset')} ({label.get('kind')})" if label.get("loop") else "no loop"
+        if "loop" not in label:
+            truth = "unlabeled"
+        elif label["loop"]:
+            truth = f"loop@{label.get('onset')} ({label.get('kind') or 'kind not given'})"
+        else:
+            truth = "no loop"
         cells = []
         for d in detectors:
             first = scan_trace(trace, Config(detector=d)).first_flag
@@ -135,33 +193,42 @@ def _add_report_parser(sub) -> None:
                     "trace a timeline of the steps with where warn and stop fired, and call- and result-similarity "
                     "heatmaps; for several traces a summary table sorted by steps wasted. Labeled traces also show "
                     "whether the loop was caught.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="traces, any format `semloop scan` reads")
+    p.add_argument("files", nargs="+", metavar="FILE", help=INPUTS_HELP + "; any format `semloop scan` reads")
     p.add_argument("--trace", action="append", default=[], metavar="ID",
                    help="only the trace(s) with this id (repeatable; default: every trace)")
-    p.add_argument("--out", default="report.html", metavar="PATH", help="the HTML file to write (default: report.html)")
-    p.add_argument("--png", metavar="DIR", help="also write each trace's heatmaps as DIR/<trace id>.png (needs matplotlib)")
+    p.add_argument("--out", default="report.html", metavar="PATH",
+                   help="the HTML file to write (default: report.html; missing folders are created, and named on stderr)")
+    p.add_argument("--png", metavar="DIR", help="also write each trace's heatmaps as DIR/<trace id>.png (needs matplotlib: "
+                                                "pip install \"semloop-guard[bench]\")")
     p.add_argument("--title", default="semloop report", help="page title")
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
+    p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
     p.set_defaults(func=cmd_report)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .report import build_reports, render_html, write_pngs
+    from .traces import expand_paths
 
     config = build_config(args)
-    reports = build_reports(args.files, config, args.trace, args.format, args.skip_invalid,
+    out = check_out_path(args.out)
+    if args.png:
+        check_out_path(args.png, is_dir=True)
+        from .report import pyplot
+
+        pyplot()  # a missing matplotlib is an error before the work, not after it
+    reports = build_reports(expand_paths(args.files), config, args.trace, args.format, args.skip_invalid,
                             lambda error: print(f"semloop: skipped: {error}", file=sys.stderr))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_parents(out.parent)
     out.write_text(render_html(reports, args.title, config), encoding="utf-8")
     flagged = sum(bool(r.events) for r in reports)
     print(f"wrote {out} ({len(reports)} trace(s), {flagged} flagged)")
     if args.png:
-        for path in write_pngs(reports, args.png):
+        for path in write_pngs(reports, make_parents(args.png)):
             print(f"wrote {path}")
-    return 0
+    return 1 if failed_on(args.fail_on, reports) else 0
 
 
 # -- end of semloop report ------------------------------------------------------------------
@@ -174,15 +241,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"semloop {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("scan", help="scan recorded traces for loops")
-    p.add_argument("file", help="JSONL traces (or a message list / Claude Code transcript)")
+    p = sub.add_parser(
+        "scan", help="scan recorded traces for loops",
+        description="Replay recorded traces through a fresh guard each and print where it would have warned and "
+                    "stopped. Exit status: 0 = scanned (loops or not), 1 = --fail-on and a trace reached that "
+                    "level, 2 = bad input or a missing optional dependency (one line on stderr).")
+    p.add_argument("files", nargs="+", metavar="FILE", help=INPUTS_HELP)
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
-    p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
+    p.add_argument("--skip-invalid", action="store_true", help="report bad lines (and empty files) on stderr and skip them")
+    p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="ray: scan on a Ray cluster (JSONL or Parquet; pip install 'semloop[ray]')")
+                   help="ray: scan on a Ray cluster (JSONL or Parquet; pip install \"semloop-guard[ray]\")")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: RAY_ADDRESS or a local one)")
     p.add_argument("--no-batch", action="store_true", help="embed one call at a time (slower; for comparison)")
     p.set_defaults(func=cmd_scan)
@@ -206,6 +278,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TraceError, ValueError, OSError, StoreError) as exc:  # StoreError: `sessions` on a store that is down
         print(f"semloop: error: {exc}", file=sys.stderr)
         return 2
+    except ImportError as exc:  # an optional dependency that is not installed
+        hint = missing_extra(exc)
+        if hint is None:
+            raise
+        print(f"semloop: error: {hint}", file=sys.stderr)
+        return 2
+
+
+# optional modules -> the extra of semloop-guard that installs them
+EXTRAS = {"matplotlib": "bench", "tqdm": "bench", "sklearn": "learn", "sentence_transformers": "st", "torch": "st",
+          "ray": "ray", "redis": "redis", "mcp": "mcp", "pyarrow": "ray", "pandas": "ray"}
+
+
+def missing_extra(exc: ImportError) -> str | None:
+    """The one line to print for an ImportError of a missing optional dependency (its own message
+    when it already says what to install), or None for any other ImportError (a bug: re-raised)."""
+    message = str(exc)
+    if "pip install" in message:
+        return message
+    top = (exc.name or "").split(".")[0]
+    if top in EXTRAS:
+        return f"{top} is not installed: pip install \"semloop-guard[{EXTRAS[top]}]\""
+    return None
 
 
 def _optional_cli_modules():

@@ -192,19 +192,31 @@ class Config:
     def from_file(cls, path: str | Path) -> "Config":
         """Read a `.json` or `.toml` file (a top-level `semloop` table is accepted)."""
         path = Path(path)
-        text = path.read_text(encoding="utf-8")
-        if path.suffix == ".toml":
-            if sys.version_info >= (3, 11):
-                import tomllib
-            else:  # Python 3.10: the `tomli` backport (a dependency there), same API
-                import tomli as tomllib
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: the config file is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        try:
+            if path.suffix == ".toml":
+                if sys.version_info >= (3, 11):
+                    import tomllib
+                else:  # Python 3.10: the `tomli` backport (a dependency there), same API
+                    import tomli as tomllib
 
-            data = tomllib.loads(text)
-        else:
-            data = json.loads(text)
+                data = tomllib.loads(text)
+            else:
+                data = json.loads(text)
+        except RecursionError:
+            raise ValueError(f"{path}: invalid {'TOML' if path.suffix == '.toml' else 'JSON'}: nested too deeply") from None
+        except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
+            raise ValueError(f"{path}: invalid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a config file holds one object (a table), got {type(data).__name__}")
         try:
             return cls.from_dict(data)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{path}: {exc}") from None
 
     def to_dict(self) -> dict[str, Any]:

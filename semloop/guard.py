@@ -155,7 +155,10 @@ class LoopGuard:
         >>> v.action, v.signals[0].kind, v.signals[0].related_steps
         ('warn', 'conversation', (0, 1))
         """
-        text = "" if text is None else str(text)
+        try:
+            text = "" if text is None else str(text)
+        except Exception as exc:  # a failing __str__, an int past the digit limit, RecursionError: fail open as record does
+            return self._failed(exc)
         if self.stopped or not text.strip():
             # a message after a stop is the agent telling the user about it, and an empty one asks
             # nothing: neither is a step (every integration records final messages through here)

@@ -447,15 +447,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")[:80] or "trace"
 
 
-def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Path]:
-    """One PNG per trace with both heatmaps side by side; warn and stop steps marked on the axes."""
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, or an ImportError saying what to install."""
     try:
         import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError("semloop report --png needs matplotlib: pip install 'semloop[bench]'") from None
+        raise ImportError('plots need matplotlib: pip install "semloop-guard[bench]"') from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Path]:
+    """One PNG per trace with both heatmaps side by side; warn and stop steps marked on the axes."""
+    plt = pyplot()
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written, used = [], set()
@@ -506,15 +512,13 @@ def build_reports(paths: Iterable[str | Path], config: Config | None = None, tra
     from .traces import iter_traces
 
     config = config or Config()
-    embedder = load_embedder(config.embedding, config.model_path) if config.detector == "semantic" else None
+    paths = list(paths)
     wanted = set(trace_ids)
-    reports = []
-    for path in paths:
-        for trace in iter_traces(path, format, skip_invalid, on_skip):
-            if not wanted or trace.id in wanted:
-                reports.append(analyze_trace(trace, config, embedder, source=str(path)))
-    missing = wanted - {r.id for r in reports}
+    traces = [(trace, path) for path in paths for trace in iter_traces(path, format, skip_invalid, on_skip)
+              if not wanted or trace.id in wanted]  # every input read (and checked) before any work
+    missing = wanted - {trace.id for trace, _ in traces}
     if missing:
         raise ValueError(f"no trace with id {', '.join(sorted(map(repr, missing)))} in {', '.join(map(str, paths))}")
-    return reports
+    embedder = load_embedder(config.embedding, config.model_path) if config.detector == "semantic" else None
+    return [analyze_trace(trace, config, embedder, source=str(path)) for trace, path in traces]
 

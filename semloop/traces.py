@@ -1,18 +1,36 @@
-"""Reading recorded trajectories: semloop's JSONL trace format, Anthropic Messages API message
-lists, OpenAI chat messages with tool_calls, and Claude Code session transcripts.
+"""Reading recorded trajectories: semloop's trace format, Anthropic Messages API message lists,
+OpenAI chat messages with tool_calls, and Claude Code session transcripts.
 
-Every reader returns `Trace` objects; bad input raises `TraceError` naming the line and the field.
+Every reader returns `Trace` objects; bad input raises `TraceError` naming the file, the line (or
+the place in the document) and the field. What is read as what:
+
+- semloop traces: one JSON object per line (JSONL), a JSON array of trace objects, or one trace
+  object (pretty-printed or not). A trace's `label`, when present, is checked: `loop` true/false,
+  `onset` a step index (null when no loop), `kind` one of `LABEL_KINDS` (or null).
+- a message list (a JSON array, an object with "messages", or one message per line): every
+  message must be an object with a "role"; OpenAI when a message has tool_calls or role "tool",
+  Anthropic otherwise. A conversation without tool calls has 0 steps.
+- a Claude Code transcript: JSONL entries of type user/assistant/summary/system.
+- an empty file (or one of blank lines, or `[]`) is an error, like a file semloop cannot place:
+  never "0 steps, no loop" for junk.
+- text that is not UTF-8, and lone UTF-16 surrogates in JSON strings (`"\udcff"`), are read as
+  U+FFFD; a leading byte-order mark is dropped.
+
+Formats are a registry (`TraceFormat`): auto-detection asks each one, in order, whether the input
+looks like it; adding a format is one more entry in `_REGISTRY`.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
-
-FORMATS = ("auto", "jsonl", "anthropic", "openai", "claude-code")
+from typing import Any
 
 
 class TraceError(ValueError):
@@ -35,6 +53,10 @@ class Trace:
     meta: dict = field(default_factory=dict)
 
 
+STDIN = "-"
+"""The path that means standard input (`semloop scan -`)."""
+
+
 def load_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
                 on_skip=None) -> list[Trace]:
     """All traces in `path`. With `skip_invalid`, bad lines are passed to `on_skip(error)` and skipped."""
@@ -43,27 +65,95 @@ def load_traces(path: str | Path, format: str = "auto", skip_invalid: bool = Fal
 
 def iter_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
                 on_skip=None) -> Iterator[Trace]:
-    """Traces in `path`, lazily. Bad input raises `TraceError` ("file:line: field: what is wrong");
-    with `skip_invalid`, the bad line (or message) goes to `on_skip(error)` and reading goes on."""
+    """Traces in `path` ("-": standard input), lazily. Bad input raises `TraceError` ("file:line:
+    field: what is wrong"); with `skip_invalid`, the bad line (or message, or file) goes to
+    `on_skip(error)` and reading goes on."""
     if format not in FORMATS:
         raise TraceError(f"unknown format {format!r}; choose from {FORMATS}")
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if format == "auto":
-        format = _detect(text)
-    if format == "jsonl":
-        yield from _read_jsonl(path, text, skip_invalid, on_skip)
-        return
+    source = Source.read(path)
     skip = _Skipper(skip_invalid, on_skip)
-    if format == "claude-code":
-        yield _from_claude_code(path, text, skip)
+    if not source.text.strip():
+        skip(TraceError(f"{source.name}: the file is empty (no traces)"))
         return
-    messages = _message_list(path, text, format, skip)
-    convert = _from_anthropic if format == "anthropic" else _from_openai
-    yield convert(path.stem, messages, skip)
+    reader = _REGISTRY[format] if format != "auto" else detect(source)
+    yield from reader.read(source, skip)
+
+
+def expand_paths(patterns: Iterable[str]) -> list[str]:
+    """Command-line inputs as paths: "-" (standard input) and existing paths as given, glob
+    patterns (`runs/*.jsonl`, `**` included) expanded in sorted order; a pattern that matches
+    nothing is an error."""
+    paths: list[str] = []
+    for pattern in patterns:
+        if pattern == STDIN or Path(pattern).exists() or not glob.has_magic(pattern):
+            paths.append(pattern)
+            continue
+        matches = sorted(glob.glob(pattern, recursive=True))
+        if not matches:
+            raise TraceError(f"{pattern}: no file matches")
+        paths.extend(matches)
+    return paths
+
+
+class Source:
+    """One input's text, with its whole-document and first-line JSON parses computed once."""
+
+    def __init__(self, name: str, stem: str, text: str):
+        self.name, self.stem, self.text = name, _clean_str(stem), text
+
+    @classmethod
+    def read(cls, path: str | Path) -> Source:
+        if str(path) == STDIN:
+            return cls("<stdin>", "stdin", sys.stdin.buffer.read().decode("utf-8-sig", errors="replace"))
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8-sig", errors="replace")  # -sig: a leading BOM is dropped
+        except OSError as exc:
+            raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return cls(str(path), path.stem, text)
+
+    @cached_property
+    def _parsed(self) -> tuple[Any, TraceError | None, bool]:
+        """(the whole text as one JSON value or INVALID, why not, whether that is fatal: nesting
+        or a number no reader can take, as opposed to not being one document, as JSONL is not)."""
+        try:
+            return _clean(json.loads(self.text), self.text), None, False
+        except RecursionError:
+            return INVALID, TraceError(f"{self.name}: invalid JSON: nested too deeply"), True
+        except json.JSONDecodeError as exc:
+            return INVALID, TraceError(f"{self.name}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"), False
+        except ValueError as exc:  # an integer past Python's digit limit: name its line
+            digits = re.search(r"\d{4300,}", self.text)
+            line = self.text.count("\n", 0, digits.start()) + 1 if digits else None
+            return INVALID, TraceError(f"{self.name}:{line}: invalid JSON: {str(exc).split(';')[0]}"), True
+
+    @property
+    def doc(self) -> Any:
+        """The whole text as one JSON value, or `INVALID` when it is not one (JSONL, or broken)."""
+        return self._parsed[0]
+
+    @cached_property
+    def first(self) -> Any:
+        """The first non-blank line as JSON, or `INVALID`."""
+        line = next((line for line in self.text.splitlines() if line.strip()), "")
+        try:
+            return _loads(line, self.name)
+        except TraceError:
+            return INVALID
+
+    @property
+    def one_line(self) -> bool:
+        return sum(1 for line in self.text.splitlines() if line.strip()) == 1
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """(line number, line) of each non-blank line."""
+        for n, line in enumerate(self.text.splitlines(), 1):
+            if line.strip():
+                yield n, line
+
+
+INVALID: Any = object()
+"""What `Source.doc` and `Source.first` are when the text is not valid JSON."""
 
 
 class _Skipper:
@@ -94,11 +184,39 @@ def _check_depth(value: Any, where: str) -> None:
             stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean_str(text: str) -> str:
+    """`text` with lone surrogates (which no UTF-8 output can carry) as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _clean(value: Any, text: str) -> Any:
+    """`value` parsed from `text` with lone surrogates in its strings and keys as U+FFFD. (A pair
+    written as two escapes is one character after parsing; only a lone half is left.) Only walks
+    the value when `text` has a surrogate escape at all."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return value
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return _clean_str(item)
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        if isinstance(item, dict):
+            return {_clean_str(k): walk(v) for k, v in item.items()}
+        return item
+
+    return walk(value)
+
+
 def _loads(text: str, where: str) -> Any:
     """json.loads with every failure as a TraceError naming `where`: syntax errors, nesting too
     deep for the parser, integers longer than Python's 4,300-digit conversion limit."""
     try:
-        return json.loads(text)
+        return _clean(json.loads(text), text)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
     except RecursionError:
@@ -107,86 +225,153 @@ def _loads(text: str, where: str) -> Any:
         raise TraceError(f"{where}: invalid JSON: {str(exc).split(';')[0]}") from None
 
 
-# -- detection -------------------------------------------------------------------------------
+# -- formats and their detection -------------------------------------------------------------
 
 
-def _try_loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
-        return _INVALID
+@dataclass(frozen=True)
+class TraceFormat:
+    """One input format: `sniff(source)` says whether an input looks like it (auto-detection),
+    `read(source, skip)` yields its traces."""
+
+    name: str
+    help: str
+    sniff: Callable[[Source], bool]
+    read: Callable[[Source, _Skipper], Iterator[Trace]]
 
 
-_INVALID = object()
+def detect(source: Source) -> TraceFormat:
+    """The first format in `_REGISTRY` whose `sniff` accepts `source`. When none does, the
+    semloop reader, which names the line and field that are wrong (or, for a document over several
+    lines that no parser can take, that document's error)."""
+    for fmt in _REGISTRY.values():
+        if fmt.sniff(source):
+            return fmt
+    _, error, fatal = source._parsed
+    if fatal and error is not None and source.first is INVALID:
+        raise error
+    return _REGISTRY["jsonl"]
 
 
-def _detect(text: str) -> str:
-    stripped = text.lstrip()
-    first = _try_loads(stripped.split("\n", 1)[0])
-    if isinstance(first, dict):
-        if "steps" in first:
-            return "jsonl"
-        if first.get("type") in ("user", "assistant", "summary", "system") and ("sessionId" in first or "message" in first):
-            return "claude-code"
-    data = _try_loads(stripped)
-    if data is _INVALID and isinstance(first, dict) and "role" in first:  # JSONL, one message per line
-        data = [_try_loads(line) for line in stripped.splitlines()]
-    elif data is _INVALID:  # let the reader report the bad line
-        return "anthropic" if stripped.startswith("[") else "jsonl"
-    if isinstance(data, dict):
-        data = data.get("messages", data)
-    if isinstance(data, list):
-        for message in data:
-            if isinstance(message, dict) and (message.get("tool_calls") or message.get("role") == "tool"):
-                return "openai"
-        return "anthropic"
-    return "jsonl"
+def _has(value: Any, key: str) -> bool:
+    return isinstance(value, dict) and key in value
 
 
-def _message_list(path: Path, text: str, format: str, skip: _Skipper) -> list[tuple[str, Any]]:
-    """(where, message) pairs from a JSON document (a list, or an object with "messages") or from
-    JSONL with one message per line. `where` is "file:line" for JSONL, "file: messages[i]" else."""
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise TraceError(f"{path}: invalid JSON: nested too deeply") from None
-    except json.JSONDecodeError:
-        data = _INVALID  # perhaps JSONL: one message per line
-    except ValueError as exc:  # an integer past Python's digit limit: name its line
-        digits = re.search(r"\d{4300,}", text)
-        line = text.count("\n", 0, digits.start()) + 1 if digits else None
-        raise TraceError(f"{path}:{line}: invalid JSON: {str(exc).split(';')[0]}") from None
-    if data is not _INVALID:
-        if isinstance(data, dict) and "messages" in data:
-            data = data["messages"]
-        if not isinstance(data, list):
-            raise TraceError(f"{path}: expected a list of messages for format {format!r}, "
-                             f"got {type(data).__name__}")
-        return [(f"{path}: messages[{i}]", m) for i, m in enumerate(data)]
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
+def _looks_semloop(source: Source) -> bool:
+    doc = source.doc
+    return (_has(source.first, "steps") or _has(doc, "steps")
+            or (isinstance(doc, list) and bool(doc) and _has(doc[0], "steps")))
+
+
+_CLAUDE_CODE_TYPES = ("user", "assistant", "summary", "system")
+
+
+def _looks_claude_code(source: Source) -> bool:
+    first = source.first
+    return (isinstance(first, dict) and first.get("type") in _CLAUDE_CODE_TYPES
+            and ("sessionId" in first or "message" in first))
+
+
+def _sniffed_messages(source: Source) -> list | None:
+    """The message list an input seems to hold (for detection only), or None."""
+    doc = source.doc
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        return doc["messages"]
+    if isinstance(doc, list):
+        return doc if any(_has(m, "role") for m in doc) else None
+    if (doc is INVALID or source.one_line) and _has(source.first, "role"):  # JSONL, one message per line
+        rows = []
+        for _, line in source.lines():
             try:
-                rows.append((f"{path}:{n}: message", _loads(line, f"{path}:{n}")))
+                rows.append(_loads(line, source.name))
+            except TraceError:
+                continue
+        return rows
+    return None
+
+
+def _looks_openai(source: Source) -> bool:
+    messages = _sniffed_messages(source)
+    return messages is not None and any(isinstance(m, dict) and (m.get("tool_calls") or m.get("role") == "tool")
+                                        for m in messages)
+
+
+def _looks_anthropic(source: Source) -> bool:
+    return _sniffed_messages(source) is not None or _has(source.doc, "messages")
+
+
+def _message_list(source: Source, format: str, skip: _Skipper) -> list[tuple[str, Any]]:
+    """(where, message) pairs from a JSON document (a list, or an object with "messages") or from
+    JSONL with one message per line. `where` is "file:line" for JSONL, "file: messages[i]" else.
+    Every message must be an object with a "role"."""
+    doc, error, fatal = source._parsed
+    if fatal and error is not None:
+        raise error
+    if doc is INVALID or (source.one_line and _has(doc, "role")):
+        rows = []  # perhaps JSONL: one message per line
+        for n, line in source.lines():
+            try:
+                rows.append((f"{source.name}:{n}: message", _loads(line, f"{source.name}:{n}")))
             except TraceError as exc:
                 skip(exc)
+    else:
+        if isinstance(doc, dict) and "messages" in doc:
+            doc = doc["messages"]
+        if not isinstance(doc, list):
+            raise TraceError(f"{source.name}: expected a list of messages for format {format!r}, "
+                             f"got {_type_name(doc)}")
+        rows = [(f"{source.name}: messages[{i}]", m) for i, m in enumerate(doc)]
+    if not rows and isinstance(doc, list):
+        skip(TraceError(f"{source.name}: an empty message list (no traces)"))
     return rows
 
 
-# -- semloop JSONL ---------------------------------------------------------------------------
+def _message(where: str, m: Any, skip: _Skipper) -> bool:
+    """Whether `m` is a message (an object with a string "role"); if not, the error goes to `skip`."""
+    if not isinstance(m, dict):
+        skip(TraceError(f"{where} must be an object, got {_type_name(m)}"))
+        return False
+    if not isinstance(m.get("role"), str):
+        skip(TraceError(f"{where}: missing field 'role' (a message needs one)" if "role" not in m
+                        else f"{where}.role must be a string, got {_type_name(m['role'])}"))
+        return False
+    return True
 
 
-def _read_jsonl(path: Path, text: str, skip_invalid: bool, on_skip) -> Iterator[Trace]:
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+def _read_anthropic(source: Source, skip: _Skipper) -> Iterator[Trace]:
+    messages = _message_list(source, "anthropic", skip)
+    if messages:
+        yield _from_anthropic(source.stem, messages, skip)
+
+
+def _read_openai(source: Source, skip: _Skipper) -> Iterator[Trace]:
+    messages = _message_list(source, "openai", skip)
+    if messages:
+        yield _from_openai(source.stem, messages, skip)
+
+
+# -- semloop traces ----------------------------------------------------------------------------
+
+
+def _read_semloop(source: Source, skip: _Skipper) -> Iterator[Trace]:
+    """JSONL, one trace per line; or one JSON document: an array of traces, or a single trace."""
+    doc = source.doc
+    if isinstance(doc, list):
+        if not doc:
+            skip(TraceError(f"{source.name}: an empty JSON array (no traces)"))
+        for i, item in enumerate(doc):
+            try:
+                yield parse_trace(item, f"{source.name}: [{i}]")
+            except TraceError as exc:
+                skip(exc)
+        return
+    if isinstance(doc, dict):  # one trace, on one line (named by its number) or pretty-printed
+        yield parse_trace(doc, f"{source.name}:{next(source.lines())[0]}" if source.one_line else source.name)
+        return
+    for n, line in source.lines():
         try:
-            yield parse_trace(line, f"{path}:{n}")
+            yield parse_trace(line, f"{source.name}:{n}")
         except TraceError as exc:
-            if not skip_invalid:
-                raise
-            if on_skip:
-                on_skip(exc)
+            skip(exc)
 
 
 def parse_trace(line: str | dict, where: str = "<trace>") -> Trace:
@@ -196,23 +381,23 @@ def parse_trace(line: str | dict, where: str = "<trace>") -> Trace:
     else:
         obj = line
     if not isinstance(obj, dict):
-        raise TraceError(f"{where}: a trace must be a JSON object, got {type(obj).__name__}")
+        raise TraceError(f"{where}: a trace must be a JSON object, got {_type_name(obj)}")
     if "id" not in obj:
         raise TraceError(f"{where}: missing field 'id'")
     if not isinstance(obj["id"], (str, int)) or isinstance(obj["id"], bool):
-        raise TraceError(f"{where}: field 'id' must be a string, got {type(obj['id']).__name__}")
+        raise TraceError(f"{where}: field 'id' must be a string, got {_type_name(obj['id'])}")
     if "steps" not in obj:
         raise TraceError(f"{where}: missing field 'steps'")
     if not isinstance(obj["steps"], list):
-        raise TraceError(f"{where}: field 'steps' must be a list, got {type(obj['steps']).__name__}")
+        raise TraceError(f"{where}: field 'steps' must be a list, got {_type_name(obj['steps'])}")
     steps = []
     for i, raw in enumerate(obj["steps"]):
         if not isinstance(raw, dict):
-            raise TraceError(f"{where}: steps[{i}] must be an object, got {type(raw).__name__}")
+            raise TraceError(f"{where}: steps[{i}] must be an object, got {_type_name(raw)}")
         if "tool" not in raw:
             raise TraceError(f"{where}: steps[{i}]: missing field 'tool'")
         if not isinstance(raw["tool"], str):
-            raise TraceError(f"{where}: steps[{i}].tool must be a string, got {type(raw['tool']).__name__}")
+            raise TraceError(f"{where}: steps[{i}].tool must be a string, got {_type_name(raw['tool'])}")
         if "input" not in raw:
             raise TraceError(f"{where}: steps[{i}]: missing field 'input'")
         is_error = raw.get("is_error", False)
@@ -222,12 +407,41 @@ def parse_trace(line: str | dict, where: str = "<trace>") -> Trace:
             raise TraceError(f"{where}: steps[{i}].is_error must be true/false, got {is_error!r}")
         for key in ("input", "output"):
             _check_depth(raw.get(key), f"{where}: steps[{i}].{key}")
-        steps.append(Step(raw["tool"], raw["input"], raw.get("output"), is_error))
+        steps.append(Step(_clean_str(raw["tool"]), raw["input"], raw.get("output"), is_error))
     label = obj.get("label")
-    if label is not None and not isinstance(label, dict):
-        raise TraceError(f"{where}: field 'label' must be an object")
+    if label is not None:
+        check_label(label, len(steps), where)
     meta = {k: v for k, v in obj.items() if k not in ("id", "steps", "label")}
-    return Trace(str(obj["id"]), tuple(steps), label, meta)
+    return Trace(_clean_str(str(obj["id"])), tuple(steps), label, meta)
+
+
+LABEL_KINDS = ("exact", "normalized", "paraphrase", "same_result", "alternation", "count")
+"""The kinds of loop a label may name (benchmarks/LABELING.md)."""
+
+
+def check_label(label: Any, steps: int, where: str) -> None:
+    """A trace's label: an object with `loop` true/false, `onset` the index of one of the trace's
+    `steps` steps when `loop` is true (null or absent when it is false), `kind` one of
+    `LABEL_KINDS` or null. Other keys (`confidence`, `note`, ...) are kept for people."""
+    if not isinstance(label, dict):
+        raise TraceError(f"{where}: field 'label' must be an object, got {_type_name(label)}")
+    loop, onset, kind = label.get("loop"), label.get("onset"), label.get("kind")
+    if "loop" not in label:
+        raise TraceError(f"{where}: label: missing field 'loop' (true or false)")
+    if not isinstance(loop, bool):
+        raise TraceError(f"{where}: label.loop must be true or false, got {json.dumps(loop)}")
+    if loop:
+        if not isinstance(onset, int) or isinstance(onset, bool):
+            raise TraceError(f"{where}: label.onset must be a step index (an integer) when label.loop is true, "
+                             f"got {json.dumps(onset)}")
+        if not 0 <= onset < steps:
+            raise TraceError(f"{where}: label.onset {onset} is not a step of this trace (it has {steps} steps, "
+                             f"0-{steps - 1})" if steps else f"{where}: label.onset {onset}: the trace has no steps")
+    elif onset is not None:
+        raise TraceError(f"{where}: label.onset must be null when label.loop is false, got {json.dumps(onset)}")
+    if kind is not None and kind not in LABEL_KINDS:
+        raise TraceError(f"{where}: label.kind must be one of {', '.join(LABEL_KINDS)} or null, "
+                         f"got {json.dumps(kind)}")
 
 
 # -- Anthropic Messages API ------------------------------------------------------------------
@@ -258,8 +472,7 @@ def _from_anthropic(trace_id: str, messages: list[tuple[str, Any]], skip: _Skipp
     calls: dict[str, int] = {}
     steps: list[dict] = []
     for where, m in messages:
-        if not isinstance(m, dict):
-            skip(TraceError(f"{where} must be an object, got {_type_name(m)}"))
+        if not _message(where, m, skip):
             continue
         try:
             found = []  # validate the whole message before taking any of it
@@ -295,8 +508,7 @@ def _from_openai(trace_id: str, messages: list[tuple[str, Any]], skip: _Skipper)
     calls: dict[str, int] = {}
     steps: list[dict] = []
     for where, m in messages:
-        if not isinstance(m, dict):
-            skip(TraceError(f"{where} must be an object, got {_type_name(m)}"))
+        if not _message(where, m, skip):
             continue
         try:
             found = []
@@ -339,19 +551,35 @@ def _from_openai(trace_id: str, messages: list[tuple[str, Any]], skip: _Skipper)
 # -- Claude Code session transcript ----------------------------------------------------------
 
 
-def _from_claude_code(path: Path, text: str, skip: _Skipper) -> Trace:
+def _read_claude_code(source: Source, skip: _Skipper) -> Iterator[Trace]:
     messages = []
-    session = path.stem
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    session = source.stem
+    for n, line in source.lines():
         try:
-            entry = _loads(line, f"{path}:{n}")
+            entry = _loads(line, f"{source.name}:{n}")
         except TraceError as exc:
             skip(exc)
             continue
         if isinstance(entry, dict) and isinstance(entry.get("message"), dict):
             sid = entry.get("sessionId", session)
             session = sid if isinstance(sid, str) else session
-            messages.append((f"{path}:{n}: message", entry["message"]))
-    return _from_anthropic(str(session), messages, skip)
+            messages.append((f"{source.name}:{n}: message", entry["message"]))
+    yield _from_anthropic(str(session), messages, skip)
+
+
+# -- the registry ------------------------------------------------------------------------------
+
+_REGISTRY: dict[str, TraceFormat] = {f.name: f for f in (  # auto-detection asks them in this order
+    TraceFormat("jsonl", "semloop traces: one JSON object per line, a JSON array of them, or one trace",
+                _looks_semloop, _read_semloop),
+    TraceFormat("claude-code", "a Claude Code session transcript", _looks_claude_code, _read_claude_code),
+    TraceFormat("openai", "chat messages with tool_calls", _looks_openai, _read_openai),
+    TraceFormat("anthropic", "a Messages API message list", _looks_anthropic, _read_anthropic),
+)}
+
+FORMATS = ("auto", *_REGISTRY)
+
+
+def format_help() -> str:
+    """The `--format` help text of the commands that read traces."""
+    return "input format (default: auto-detected): " + "; ".join(f"{f.name} = {f.help}" for f in _REGISTRY.values())

@@ -25,10 +25,14 @@ def test_version(semloop_cmd):
 
 
 @pytest.mark.parametrize("command,needle", [
-    (["scan"], "claude-code = a session transcript"),
+    (["scan"], "claude-code = a Claude Code session transcript"),
+    (["scan"], "2 = bad input or a missing optional dependency"),
+    (["calibrate"], "jsonl = semloop traces"),
+    (["hook"], "Run as a hook of claude-code or gemini-cli"),
+    (["--help"], "add semloop's hooks to the settings of claude-code or gemini-cli"),
     (["report"], "self-contained HTML"),
     (["demo"], "five loops, four hard negatives"),
-    (["install"], "Add semloop's hooks to Claude Code's settings.json"),
+    (["install"], "Add semloop's hooks to an agent's settings"),
     (["uninstall"], "every other hook is kept"),
     (["bench"], "so committed results are never overwritten"),
 ])

@@ -24,6 +24,9 @@ CALL_GRID = tuple(round(0.70 + 0.02 * i, 2) for i in range(15))  # 0.70 .. 0.98
 RESULT_GRID = tuple(round(0.60 + 0.05 * i, 2) for i in range(8))  # 0.60 .. 0.95
 MIN_REPEATS_GRID = (1, 2, 3)
 STALE_GRID = (2, 3, 4, 5, 6)
+MIN_SAMPLE = 20
+"""Labelled loops and clean traces each below which `calibrate` says its pick is a guess: with a
+handful of traces many settings tie, and the tie-break (the highest thresholds) decides."""
 
 
 _KEYS = ("precision", "recall", "f1", "fpr", "tp", "fp", "fn", "negatives", "loops")
@@ -77,6 +80,15 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
         best = min(grid, key=lambda r: (r["fpr"], -r["recall"], -r["call_threshold"]))
         notes.append(f"no setting reaches FPR <= {target_fpr:g}; showing the lowest-FPR setting "
                      f"(FPR {best['fpr']:.3f})")
+    loops = sum(p.loop for p in prepared)
+    clean = len(prepared) - loops
+    if loops < MIN_SAMPLE or clean < MIN_SAMPLE:
+        notes.append(f"a small sample ({loops} loop(s), {clean} clean trace(s)): many settings score alike on so few "
+                     f"traces and the pick is close to a guess; label at least {MIN_SAMPLE} of each before using it")
+    for key, values in (("call_threshold", CALL_GRID), ("result_threshold", RESULT_GRID)):
+        if best[key] in (values[0], values[-1]):
+            notes.append(f"{key} {best[key]:.2f} is at the edge of the grid searched ({values[0]:.2f}-{values[-1]:.2f}); "
+                         "the best value may lie beyond it")
     tuned = base.replace(call_threshold=best["call_threshold"], result_threshold=best["result_threshold"])
     chosen = {"min_repeats": base.min_repeats, "cluster_stale_limit": base.cluster_stale_limit, **best}
 

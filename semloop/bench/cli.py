@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 from ..config import EMBEDDINGS, Config
-from ..traces import FORMATS
+from ..traces import FORMATS, format_help
+
+
+MEMORY_STEPS = 10_000
+"""Default length of the long session whose memory `semloop bench` reports (100,000 steps take
+about a minute; the committed results are measured with that many)."""
 
 
 def add_cli(subparsers) -> None:
@@ -18,12 +23,13 @@ def add_cli(subparsers) -> None:
         "bench", help="benchmark detectors on labelled traces",
         description="Precision/recall/FPR, detection delay, steps saved, a call-threshold sweep and "
                     "latency/memory for each detector, written as results.md, results.json and PNG plots.")
-    p.add_argument("data", nargs="+", metavar="DATA", help="labelled JSONL trace file(s)")
+    p.add_argument("data", nargs="+", metavar="DATA",
+                   help="labelled trace files or glob patterns, any format `semloop scan` reads")
     p.add_argument("--detectors", default="all",
                    help=f"comma-separated subset of: {','.join(DETECTORS)} (default: all)")
     p.add_argument("--out", metavar="DIR",
-                   help="output directory (default: a new folder ./semloop-bench-YYYYmmdd-HHMMSS, so committed "
-                        "results are never overwritten; benchmarks/run.sh passes --out benchmarks/results)")
+                   help="output directory, created if missing (default: a new folder ./semloop-bench-YYYYmmdd-HHMMSS, "
+                        "so committed results are never overwritten; benchmarks/run.sh passes --out benchmarks/results)")
     p.add_argument("--config", metavar="PATH", help="base JSON/TOML config (thresholds etc.) for every detector")
     p.add_argument("--latency-steps", type=int, default=1000, metavar="N",
                    help="steps timed per detector for the latency table (default 1000)")
@@ -31,14 +37,15 @@ def add_cli(subparsers) -> None:
                    help="stop timing a detector after this many seconds of timed calls (default 20)")
     p.add_argument("--perf-runs", type=int, default=5, metavar="N",
                    help="fresh-process runs for import/first-verdict timing; 0 skips them (default 5)")
-    p.add_argument("--memory-steps", type=int, default=100_000, metavar="N",
-                   help="steps of one long session whose RSS and state size are reported; 0 skips (default 100000)")
+    p.add_argument("--memory-steps", type=int, default=MEMORY_STEPS, metavar="N",
+                   help="steps of one long session whose RSS and stored state size are reported, run beside the "
+                        f"other stages; 0 skips (default {MEMORY_STEPS:,}; benchmarks/run.sh passes 100000)")
     p.add_argument("--no-sweep", action="store_true", help="skip the call-threshold sweep")
     p.add_argument("--jobs", type=int, metavar="N", help="worker processes for the sweep (default: one per CPU)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--outcomes", action="store_true",
                    help="also write outcomes.jsonl (first flag/stop per detector and trace)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars or stage lines on stderr")
     p.set_defaults(func=cmd_bench)
 
     p = subparsers.add_parser(
@@ -48,14 +55,14 @@ def add_cli(subparsers) -> None:
     p.add_argument("data", nargs="+", metavar="DATA", help="labelled trace file(s), any format `semloop scan` reads")
     p.add_argument("--target-fpr", type=float, default=0.02, help="maximum false-positive rate (default 0.02)")
     p.add_argument("--out", default=".", metavar="DIR",
-                   help="where calibration.png and calibration.json go (default: current directory)")
+                   help="where calibration.png and calibration.json go, created if missing (default: current directory)")
     p.add_argument("--write", metavar="PATH", help="also write the config snippet to this JSON file")
     p.add_argument("--per-tool", action="store_true", help="also suggest per-tool call_threshold overrides")
     p.add_argument("--min-tool-loops", type=int, default=3, metavar="N",
                    help="--per-tool: labelled loops a tool needs before it gets an override (default 3)")
     p.add_argument("--config", metavar="PATH", help="base JSON/TOML config to start from")
     p.add_argument("--embedding", choices=EMBEDDINGS, help="embedding backend (default: static)")
-    p.add_argument("--format", choices=FORMATS, default="auto")
+    p.add_argument("--format", choices=FORMATS, default="auto", help=format_help())
     p.add_argument("--jobs", type=int, metavar="N", help="worker processes for the sweep (default: one per CPU)")
     p.add_argument("--no-plot", action="store_true", help="skip calibration.png")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
@@ -74,16 +81,29 @@ def _progress(args: argparse.Namespace) -> bool:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from ..cli import check_out_path, make_parents
+    from ..traces import STDIN, expand_paths
     from .report import write_results
-    from .runner import parse_detectors, run_bench
+    from .runner import load_datasets, parse_detectors, run_bench
 
     detectors = parse_detectors(args.detectors)
-    results = run_bench(args.data, detectors, _base_config(args), progress=_progress(args),
+    out = check_out_path(args.out or _fresh_dir("semloop-bench"), is_dir=True)
+    if not args.no_plots:
+        from ..report import pyplot
+
+        pyplot()  # a missing matplotlib is an error before the run (or pass --no-plots)
+    paths = expand_paths(args.data)
+    if STDIN in paths:  # the long-session measurement reads the files again in a second process
+        raise ValueError("semloop bench reads files, not standard input")
+    datasets = load_datasets(paths)  # every file and label checked before the run
+    say = (lambda msg: None) if args.no_progress else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    say(f"semloop bench: {sum(len(d.traces) for d in datasets)} traces in {len(datasets)} file(s), "
+        f"detectors {', '.join(detectors)}")
+    results = run_bench(paths, detectors, _base_config(args), progress=_progress(args),
                         latency_steps=args.latency_steps, latency_budget_s=args.latency_budget,
                         perf_runs=args.perf_runs, sweep=not args.no_sweep, jobs=args.jobs,
-                        memory_steps=args.memory_steps)
-    written = write_results(results, args.out or _fresh_dir("semloop-bench"), plots=not args.no_plots,
-                            write_outcomes=args.outcomes)
+                        memory_steps=args.memory_steps, log=say, datasets=datasets)
+    written = write_results(results, make_parents(out), plots=not args.no_plots, write_outcomes=args.outcomes)
     print(_bench_summary(results))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
@@ -141,7 +161,7 @@ def _perf_summary(results) -> list[str]:
         lines.append(f"RSS: {mem['rss_before_model_mb']:.0f} MB → {mem['rss_after_model_mb']:.0f} MB with the model")
     if "rss_after_mb" in session:
         lines.append(f"one session of {session['steps']:,} steps: RSS {session['rss_model_loaded_mb']:.0f} → "
-                     f"{session['rss_half_mb']:.0f} (half-way) → {session['rss_after_mb']:.0f} MB, pickled state "
+                     f"{session['rss_half_mb']:.0f} (half-way) → {session['rss_after_mb']:.0f} MB, stored state "
                      f"{session['state_bytes_half'] / 1024:.0f} → {session['state_bytes_after'] / 1024:.0f} KB")
     return lines
 
@@ -151,12 +171,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from .metrics import jsonable
     from .report import fmt, pct
 
+    from ..cli import check_out_path, make_parents
+    from ..traces import expand_paths
+
     if args.min_tool_loops < 1:
         raise ValueError("--min-tool-loops must be >= 1")
-    result = run_calibrate(args.data, _base_config(args), args.target_fpr, args.per_tool, args.min_tool_loops,
-                           args.format, _progress(args), args.jobs)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_out_path(args.out, is_dir=True)
+    if args.write:
+        check_out_path(args.write)
+    result = run_calibrate(expand_paths(args.data), _base_config(args), args.target_fpr, args.per_tool,
+                           args.min_tool_loops, args.format, _progress(args), args.jobs)
+    make_parents(out)
     saved = []
     dump = {k: v for k, v in result.items() if k != "config"}
     (out / "calibration.json").write_text(json.dumps(jsonable(dump), indent=2, allow_nan=False) + "\n")
@@ -178,7 +203,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"  saved {', '.join(str(p) for p in saved)}", file=err)
     text = json.dumps(result["snippet"], indent=2)
     if args.write:
-        Path(args.write).write_text(text + "\n", encoding="utf-8")
+        make_parents(Path(args.write).parent).joinpath(Path(args.write).name).write_text(text + "\n", encoding="utf-8")
         print(f"  config written to {args.write} (use it with --config)", file=err)
     print(text)
     if not result["feasible"]:

@@ -255,7 +255,8 @@ def start_session_memory(paths: Sequence[str], steps: int = 100_000, embedding: 
     """Start, in a fresh interpreter, the long-session memory measurement (`finish_session_memory`
     collects it): RSS with the model loaded, then after `steps` steps of ONE session (the benchmark
     steps replayed in a cycle, each call made distinct so that nothing is a cache hit and the
-    cluster table fills up), and the size of its pickled state. It runs beside the other stages."""
+    cluster table fills up), and the size of its state as a session store keeps it (`LoopGuard.to_bytes`,
+    semloop's data-only format). It runs beside the other stages."""
     code = ("import json, sys; from semloop.bench.perf import _session_memory_here; "
             "print(json.dumps(_session_memory_here(sys.argv[1:-2], int(sys.argv[-2]), sys.argv[-1])))")
     return subprocess.Popen([sys.executable, "-c", code, *map(str, paths), str(steps), embedding],
@@ -284,7 +285,6 @@ def _rss_mb() -> float:
 
 def _session_memory_here(paths: Sequence[str], steps: int, embedding: str) -> dict[str, Any]:
     import gc
-    import pickle
 
     from ..traces import load_traces
 
@@ -299,10 +299,10 @@ def _session_memory_here(paths: Sequence[str], steps: int, embedding: str) -> di
         guard.record(s.tool, {"step": i, "input": s.input}, s.output, s.is_error)
         if i == steps // 2:
             gc.collect()
-            half_rss, half_state = _rss_mb(), len(pickle.dumps(guard.state))
+            half_rss, half_state = _rss_mb(), len(guard.to_bytes())
     seconds = time.perf_counter() - t0
     gc.collect()
-    state = len(pickle.dumps(guard.state))
+    state = len(guard.to_bytes())
     return {"steps": steps, "embedding": embedding, "rss_before_model_mb": base, "rss_model_loaded_mb": loaded,
             "rss_half_mb": half_rss if steps > 1 else NAN, "rss_after_mb": _rss_mb(),
             "state_bytes_half": half_state if steps > 1 else NAN, "state_bytes_after": state,

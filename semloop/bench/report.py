@@ -9,19 +9,8 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..report import pyplot  # noqa: F401  (the plots here and in calibrate use it)
 from .metrics import jsonable
-
-
-def pyplot():
-    """matplotlib.pyplot on the Agg backend, or an ImportError naming the extra."""
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise ImportError("plots need matplotlib: pip install 'semloop[bench]'") from exc
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -195,7 +184,7 @@ def _perf_section(results: dict[str, Any]) -> list[str]:
         rows.append([f"RSS of one session: model loaded → after {session['steps']:,} steps (half-way)",
                      f"{session['rss_model_loaded_mb']:.0f} MB → {session['rss_after_mb']:.0f} MB "
                      f"({session['rss_half_mb']:.0f} MB)"])
-        rows.append(["pickled session state: half-way → end", f"{session['state_bytes_half'] / 1024:.0f} KB → "
+        rows.append(["stored session state: half-way → end", f"{session['state_bytes_half'] / 1024:.0f} KB → "
                      f"{session['state_bytes_after'] / 1024:.0f} KB"])
     if "model_rss_mb" in mem:
         rows.append(["RSS before / after loading the default static model "

@@ -254,9 +254,10 @@ def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
               progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
               sweep: bool = True, jobs: int | None = None, memory_steps: int = 100_000,
-              log: Callable[[str], None] | None = None) -> dict[str, Any]:
+              log: Callable[[str], None] | None = None, datasets: Sequence[Dataset] | None = None) -> dict[str, Any]:
     """Accuracy, delay, steps saved, threshold sweep and latency/memory for `detectors` on the
-    labelled trace files `paths`. Returns a JSON-able dict (nan for undefined values)."""
+    labelled trace files `paths` (`datasets`: those files already read by `load_datasets`).
+    Returns a JSON-able dict (nan for undefined values). `log` gets one line as each stage starts."""
     import platform
     import time
 
@@ -273,8 +274,11 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         stages[name] = round(stages.get(name, 0.0) + now - t0, 2)
         return now
 
-    datasets = load_datasets(paths)
-    session = perf.start_session_memory(paths, memory_steps) if memory_steps > 0 else None
+    datasets = list(datasets) if datasets is not None else load_datasets(paths)
+    session = None
+    if memory_steps > 0:
+        say(f"semloop bench: one session of {memory_steps:,} steps for the memory figures, in a second process")
+        session = perf.start_session_memory(paths, memory_steps)
     prepared = prepare(datasets, base, progress)
     t = lap("load+features", started)
 
@@ -291,11 +295,13 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
             say(f"semloop bench: skipping {name}: {reason}")
             continue
         embedders[backend] = embedder
+        say(f"semloop bench: embedding the calls with {backend}")
         embed_all(prepared, backend, embedder, progress=progress)
         t = lap(f"embed {backend}", t)
     run = [n for n in detectors if n not in skipped]
 
     outcomes: dict[str, list[TraceOutcome]] = {}
+    say(f"semloop bench: replaying {len(prepared)} traces through {len(run)} detector(s)")
     with progress_bar(len(run) * len(prepared), "detectors", progress) as bar:
         for name in run:
             cfg = config_for(name, base)
@@ -313,6 +319,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
 
     sweeps = {}
     if sweep:
+        say("semloop bench: call-threshold sweep")
         semantic_runs = [n for n in run if DETECTORS[n][0] == "semantic"]
         with progress_bar(len(semantic_runs), "threshold sweep", progress) as bar:
             for n in semantic_runs:
@@ -322,6 +329,8 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
 
     latency = {}
     sample = perf.sample_traces([p.trace for p in prepared], latency_steps)
+    say(f"semloop bench: timing {sum(len(t.steps) for t in sample)} steps per detector (at most "
+        f"{latency_budget_s:g} s each)")
     with progress_bar(len(run), "latency", progress) as bar:
         for n in run:
             backend = DETECTORS[n][1]
@@ -334,8 +343,11 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     if "semantic" in run:
         throughput = perf.scan_throughput([p.trace for p in prepared], config_for("semantic", base))
         t = lap("scan throughput", t)
+    if perf_runs > 0:
+        say(f"semloop bench: import and first-verdict time, {perf_runs} fresh processes")
     process = perf.process_costs(perf_runs) if perf_runs > 0 else {}
     if session is not None:
+        say("semloop bench: waiting for the long-session memory run")
         process["session"] = perf.finish_session_memory(session)
     lap("process costs", t)
 

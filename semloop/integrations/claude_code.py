@@ -849,10 +849,13 @@ def _scope_help() -> str:
 
 def add_cli(subparsers: Any) -> None:
     """Register `hook`, `install` and `uninstall`, each taking a target of `INSTALL_TARGETS`."""
-    p = subparsers.add_parser("hook", help="run as an agent hook (reads the event JSON on stdin)",
-                              description="Run as a Claude Code hook: event JSON on stdin, decision JSON "
-                                          "on stdout, always exit 0 (fails open).")
-    p.add_argument("target", choices=list(INSTALL_TARGETS))
+    from .gemini_cli import EVENTS as GEMINI_EVENTS  # standard library only
+
+    agents = " or ".join(INSTALL_TARGETS)
+    p = subparsers.add_parser("hook", help=f"run as an agent hook ({agents}; reads the event JSON on stdin)",
+                              description=f"Run as a hook of {agents}: the agent's event JSON on stdin, the "
+                                          "decision JSON on stdout, always exit 0 (fails open).")
+    p.add_argument("target", choices=list(INSTALL_TARGETS), help="the agent that runs the hook")
     p.add_argument("--config", metavar="PATH", help="JSON or TOML config file (default: $SEMLOOP_CONFIG)")
     p.add_argument("--db", metavar="PATH", help="state database (default: $SEMLOOP_DB or "
                                                 "~/.cache/semloop/state.sqlite3)")
@@ -864,15 +867,17 @@ def add_cli(subparsers: Any) -> None:
                         "in-process (default 3)")
     p.set_defaults(func=_run_for_target("cmd_hook"))
 
+    written = (f"Claude Code (settings.json): one hook entry (all tools) for each of {', '.join(EVENTS)}, and with "
+               "--hooks http a SessionStart command hook that starts or checks the warm server; Gemini CLI "
+               f"(settings.json): {', '.join(GEMINI_EVENTS)}")
     for name, verb in (("install", "add semloop's hooks to"), ("uninstall", "remove semloop's hooks from")):
         p = subparsers.add_parser(
-            name, help=f"{verb} Claude Code settings",
-            description=("Add semloop's hooks to Claude Code's settings.json: one hook entry (all tools) for each of "
-                         "PreToolUse, PostToolUse, PostToolUseFailure and UserPromptSubmit. Other hooks are kept, "
-                         "settings.json.bak is written first, and running it twice changes nothing."
+            name, help=f"{verb} the settings of {agents}",
+            description=(f"Add semloop's hooks to an agent's settings. {written}. Other hooks are kept, a .bak copy "
+                         "of the settings file is written first, and running it twice changes nothing."
                          if name == "install" else
-                         "Remove semloop's hook entries from Claude Code's settings.json; every other hook is kept "
-                         "and settings.json.bak is written first."))
+                         f"Remove semloop's hook entries from the settings of {agents}; every other hook is kept "
+                         "and a .bak copy of the settings file is written first."))
         p.add_argument("target", choices=list(INSTALL_TARGETS), help="the agent whose settings to edit")
         p.add_argument("--scope", choices=("user", "project", "local"), default="user", help=_scope_help())
         p.add_argument("--settings", metavar="PATH", help="settings file to edit instead of the scope's")
