@@ -198,6 +198,8 @@ async def spawn_upstream(command: Sequence[str], env: dict[str, str] | None = No
     from mcp.shared.message import SessionMessage
 
     process = await anyio.open_process(list(command), env=env, cwd=cwd, stderr=None)
+    stdout, stdin = process.stdout, process.stdin
+    assert stdout is not None and stdin is not None  # (opened as pipes)
     to_session, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, from_session = anyio.create_memory_object_stream[Any](0)
     ended = anyio.Event()
@@ -206,7 +208,7 @@ async def spawn_upstream(command: Sequence[str], env: dict[str, str] | None = No
         buffer = b""
         async with to_session:
             try:
-                async for chunk in process.stdout:
+                async for chunk in stdout:
                     *lines, buffer = (buffer + chunk).split(b"\n")
                     for line in lines:
                         if not line.strip():
@@ -226,7 +228,7 @@ async def spawn_upstream(command: Sequence[str], env: dict[str, str] | None = No
             try:
                 async for message in from_session:
                     text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(text.encode("utf-8") + b"\n")
+                    await stdin.send(text.encode("utf-8") + b"\n")
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 await to_session.aclose()  # the upstream stopped reading: the session sees the end
 
