@@ -186,6 +186,7 @@ def test_a_frozen_server_and_a_locked_database_still_get_an_answer_in_time(srv, 
               "tool_input": {"command": "make"}, "tool_response": {"llmContent": "FAILED"}})
     host_timeout = cc.HOOK_TIMEOUT if target == "claude-code" else gemini_cli.HOOK_TIMEOUT_MS / 1000
     os.kill(pid, signal.SIGSTOP)
+    start = time.monotonic()
     try:  # the host kills a hook at its timeout: so does this
         proc = subprocess.run(SEMLOOP + ["hook", target, "--db", str(db)], input=json.dumps(event).encode(),
                               capture_output=True, timeout=host_timeout, env=srv.env)
@@ -193,6 +194,7 @@ def test_a_frozen_server_and_a_locked_database_still_get_an_answer_in_time(srv, 
         os.kill(pid, signal.SIGCONT)
         holder.rollback()
         holder.close()
+    print(f"{target}: answered after {time.monotonic() - start:.1f} s (host timeout {host_timeout:g} s)")
     assert proc.returncode == 0 and json.loads(proc.stdout) == {}
     assert "allowing the call" in proc.stderr.decode() and "locked" in proc.stderr.decode()
 

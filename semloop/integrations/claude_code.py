@@ -1,8 +1,10 @@
 """Claude Code hooks: `semloop hook claude-code`, `semloop install|uninstall claude-code`.
 
-Claude Code hands semloop every tool call, as http hooks answered by the warm server
-(`hook_server`, the default `install`) or as a command run once per event with the event JSON on
-stdin. What each event does (docs/claude-code.md has the table, and what the CLI honours):
+Claude Code hands semloop every tool call, as a command run once per event with the event JSON on
+stdin (the default `install`: the command talks to the warm server over a private Unix socket),
+or as http hooks answered by the warm server on loopback (`--hooks http`: only for a machine no
+other user logs into, see `_session_start`). What each event does (docs/claude-code.md has the
+table, and what the CLI honours):
 
 - PreToolUse: `LoopGuard.check` (hashing only). A call that continues a loop already warned about
   to the limit is denied *and* ends the run (`continue: false` is honoured on a denying
@@ -15,7 +17,8 @@ stdin. What each event does (docs/claude-code.md has the table, and what the CLI
 - UserPromptSubmit: a new prompt from the user after a stop lifts the stop (the human decided);
   the loop memory is kept, so a repeat of the same loop is flagged again at once.
 - SessionEnd / SubagentStop: the session's (subagent's) state is deleted.
-- SessionStart (command hook, with http hooks): starts or checks the warm server.
+- SessionStart (command hook, with http hooks): starts or checks the warm server and proves that
+  the http port is held by it (`hook_protocol.verify_http`), telling the user when not.
 
 State lives in the session store (`semloop.store`: SQLite by default, `$SEMLOOP_STORE` for Redis
 or memory), one entry per `session_id` (+ `agent_id` for subagents). The hook always exits 0 and prints one JSON object; any internal error prints `{}`

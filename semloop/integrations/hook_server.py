@@ -18,10 +18,12 @@ answers the hook's requests in a few milliseconds:
   saves nothing and answers `{"ok": false, "handled": false}`; the client waits that long plus
   `REPLY_GRACE` for a definitive answer and records the step itself only on "not handled" (or no
   answer at all). So each step is recorded exactly once, by one side.
-- **http** (`type: "http"` hooks, written by `semloop install claude-code`): the same server also
-  answers Claude Code directly on 127.0.0.1:<port> (`http_config()`: the port and a per-user token
-  in a 0600 file), `POST /hook` with the event JSON and the `X-Semloop-Token` header, so a tool call
-  costs a loopback request instead of a process. A SessionStart command hook starts or checks it.
+- **http** (`type: "http"` hooks, written by `semloop install claude-code --hooks http`): the same
+  server also answers Claude Code directly on 127.0.0.1:<port> (`http_config()`: the port and a
+  per-user token in a 0600 file), `POST /hook` with the event JSON and the `X-Semloop-Token`
+  header, so a tool call costs a loopback request instead of a process; `POST /challenge` proves
+  to the SessionStart command hook that the port is ours. Connections from other users' sockets
+  are closed at accept; connections, reads and log lines are bounded (`_start_http`).
 
 The client side (`request`, `ensure_server`, `start_server`) and the wire protocol are in
 `hook_protocol`.
