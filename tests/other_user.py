@@ -26,7 +26,7 @@ def ensure_user() -> tuple[int, int] | None:
         if not shutil.which("useradd"):
             return None
         made = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", NAME],
-                              capture_output=True)
+                              capture_output=True, check=False)
         if made.returncode != 0:
             return None
         entry = pwd.getpwnam(NAME)
@@ -50,7 +50,7 @@ class OtherUser:
                 sys.executable, "-I", str(self.script), *args]
 
     def run(self, *args: str, timeout: float = 120) -> str:
-        proc = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=timeout, cwd=self.dir)
+        proc = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=timeout, cwd=self.dir, check=False)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 

@@ -42,7 +42,7 @@ def listen(sock: socket.socket, log: str, seconds: float) -> None:
     while time.monotonic() < end:
         try:
             conn, _ = sock.accept()
-        except socket.timeout:
+        except TimeoutError:
             continue
         threading.Thread(target=serve, args=(conn,), daemon=True).start()
 

@@ -16,15 +16,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import bash_event, stored
+from hook_processes import SEMLOOP
+from other_user import OtherUser, ensure_user, received
 
 from semloop.integrations import claude_code as cc
 from semloop.integrations import gemini_cli
 from semloop.integrations import hook_protocol as hp
 from semloop.integrations import hook_server as hs
-
-from conftest import bash_event, stored
-from hook_processes import SEMLOOP
-from other_user import OtherUser, ensure_user, received
 
 USER = ensure_user()
 pytestmark = pytest.mark.skipif(USER is None, reason="needs root, useradd and setpriv (a real second user)")
@@ -50,7 +49,7 @@ def http(srv, monkeypatch):
 def _session_start(srv, env: dict | None = None) -> tuple[dict, str]:
     event = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
     proc = subprocess.run(SEMLOOP + ["hook", "claude-code"], input=json.dumps(event).encode(), capture_output=True,
-                          timeout=120, env={**srv.env, **(env or {})})
+                          timeout=120, env={**srv.env, **(env or {})}, check=False)
     assert proc.returncode == 0
     return json.loads(proc.stdout), proc.stderr.decode()
 
@@ -65,7 +64,7 @@ def _post(port: int, token: str, event: dict, query: str = "") -> int:
 
 def _threads(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1))
+    return int(re.search(r"^Threads:\s+(\d+)", status, re.MULTILINE).group(1))
 
 
 # -- item 1: the port and the socket of another user ---------------------------------------------
@@ -189,7 +188,7 @@ def test_a_frozen_server_and_a_locked_database_still_get_an_answer_in_time(srv, 
     start = time.monotonic()
     try:  # the host kills a hook at its timeout: so does this
         proc = subprocess.run(SEMLOOP + ["hook", target, "--db", str(db)], input=json.dumps(event).encode(),
-                              capture_output=True, timeout=host_timeout, env=srv.env)
+                              capture_output=True, timeout=host_timeout, env=srv.env, check=False)
     finally:
         os.kill(pid, signal.SIGCONT)
         holder.rollback()
@@ -217,13 +216,13 @@ def test_the_real_cli_with_the_default_install_sends_nothing_to_a_port_squatter(
     home, work, settings, db = root / "h", root / "w", root / "settings.json", root / "state.sqlite3"
     env = clean_env(home, "http://unused")
     old = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(root / "old.json"), "--hooks", "http"],
-                         env=env, capture_output=True, text=True)
+                         env=env, capture_output=True, text=True, check=False)
     assert old.returncode == 0, old.stderr
     port = json.loads((home / ".cache" / "semloop" / "hook-http.json").read_text())["port"]
     log = other.listen("tcp", str(port))
     try:
         proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings), "--db", str(db)],
-                              env=env, capture_output=True, text=True)
+                              env=env, capture_output=True, text=True, check=False)
         assert proc.returncode == 0, proc.stderr
         with ScriptedAPI([tool_call("Bash", command="ls /nonexistent-dir", description="list")] * 14) as api:
             run = run_claude(binary, api, home, work, settings)
@@ -231,7 +230,7 @@ def test_the_real_cli_with_the_default_install_sends_nothing_to_a_port_squatter(
         assert run.result.get("terminal_reason") == "hook_stopped", run.stderr[-2000:]
         assert len(run.tool_uses()) <= 5
     finally:
-        subprocess.run(SEMLOOP + ["hook-server", "--stop"], env=env, capture_output=True, timeout=30)
+        subprocess.run(SEMLOOP + ["hook-server", "--stop"], env=env, capture_output=True, timeout=30, check=False)
         import shutil
 
         shutil.rmtree(root, ignore_errors=True)
