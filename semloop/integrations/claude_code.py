@@ -417,7 +417,7 @@ def cmd_hook(args: Any, budget: Any = None) -> int:
     wait (the server, its grace, the database) comes out of that one budget."""
     from .hook_protocol import Budget
 
-    budget = budget or Budget()
+    budget = budget or Budget.for_hook(getattr(args, "server_timeout", None))
     try:
         data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     except Exception as exc:  # pragma: no cover - stdin closed or unreadable

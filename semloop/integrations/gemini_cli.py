@@ -145,7 +145,7 @@ def handle(stdin_text: str, args: Any, budget: Any = None) -> dict:
     Every wait comes out of `budget` (`hook_protocol.Budget`), the Claude Code hook's included."""
     from .hook_protocol import Budget
 
-    budget = budget or Budget()
+    budget = budget or Budget.for_hook(getattr(args, "server_timeout", None))
     event = json.loads(stdin_text)
     translated = to_claude_event(event)
     if translated is None:

@@ -33,7 +33,8 @@ MAX_REPLY = 8 << 20
 # One time budget per hook process, shared by every wait in it (the server's deadline, the grace
 # for its answer, the database lock in-process): the installed hooks are killed after 15 s
 # (claude_code.HOOK_TIMEOUT, gemini_cli.HOOK_TIMEOUT_MS), so a hook answers (failing open if it
-# must) within HOOK_BUDGET plus its start-up, whatever is stuck.
+# must) within HOOK_BUDGET plus its start-up, whatever is stuck. `$SEMLOOP_HOOK_BUDGET` changes it
+# (raise the hooks' `timeout` in the settings file with it).
 HOOK_BUDGET = 10.0  # seconds
 DEFAULT_CLIENT_TIMEOUT = 3.0  # seconds the server has to save a step before the client does it itself
 REPLY_GRACE = 5.0  # seconds the client waits past its deadline for a definitive answer: a step saved
@@ -43,7 +44,7 @@ SPAWN_THROTTLE = 2.0  # seconds between two attempts to start a server on the sa
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
 # Environment read by the client itself (resolved there), not compared with the server's.
 _CLIENT_ENV = frozenset({"SEMLOOP_SOCKET", "SEMLOOP_HOOK_SERVER", "SEMLOOP_CONFIG", "SEMLOOP_DB",
-                         "SEMLOOP_HOOK_TOKEN"})
+                         "SEMLOOP_HOOK_TOKEN", "SEMLOOP_HOOK_BUDGET"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -100,6 +101,27 @@ class Budget:
 
     def left(self) -> float:
         return max(0.0, self.end - time.monotonic())
+
+    @classmethod
+    def for_hook(cls, server_timeout: float | None = None) -> "Budget":
+        """A hook process's budget: `$SEMLOOP_HOOK_BUDGET` or `HOOK_BUDGET` seconds, made longer
+        only by waits asked for explicitly (`--server-timeout`, `$SEMLOOP_DB_TIMEOUT`), which then
+        fit in it whole; the settings file's `timeout` must then be raised as well."""
+        seconds = _seconds(os.environ.get("SEMLOOP_HOOK_BUDGET"), HOOK_BUDGET)
+        if server_timeout:
+            seconds = max(seconds, server_timeout + REPLY_GRACE + IN_PROCESS_RESERVE)
+        db_timeout = _seconds(os.environ.get("SEMLOOP_DB_TIMEOUT"), 0.0)
+        if db_timeout:
+            seconds = max(seconds, db_timeout + IN_PROCESS_RESERVE)
+        return cls(seconds)
+
+
+def _seconds(text: str | None, default: float) -> float:
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def _is_default(path: str) -> bool:
