@@ -77,12 +77,18 @@ def test_session_start_tells_the_user_when_another_user_holds_the_http_port(srv,
     assert f"127.0.0.1:{http['port']} is held by another user (uid {other.uid})" in message
     assert "semloop install claude-code --hooks command" in message and message in err
     assert srv.ping() is not None  # the server runs (command hooks work), without the port
+    status = subprocess.run(SEMLOOP + ["hook-server", "--status"], capture_output=True, text=True, timeout=60,
+                            env=srv.env, check=False)
+    assert f"http 127.0.0.1:{http['port']}: 127.0.0.1:{http['port']} is held by another user" in status.stdout
     assert received(log) == b""  # no challenge, no token, no event
 
 
 def test_session_start_verifies_its_own_server_with_a_challenge(srv, http):
     out, err = _session_start(srv)
     assert out == {} and err == ""  # our server holds the port and answered the HMAC challenge
+    status = subprocess.run(SEMLOOP + ["hook-server", "--status"], capture_output=True, text=True, timeout=60,
+                            env=srv.env, check=False)
+    assert "this user's server (challenge answered)" in status.stdout
     assert hp.verify_http(http) is None
     assert "not this user's semloop server" in hp.verify_http({**http, "token": "x" * 43})
 

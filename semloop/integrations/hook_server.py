@@ -469,8 +469,23 @@ def cmd_hook_server(args: Any) -> int:
             print(f"semloop hook-server: stopped pid {reply.get('pid')} ({path})")
         else:
             print(f"semloop hook-server: pid {reply.get('pid')} on {path}")
+            _print_http_status()
         return 0
     return serve(path, idle_timeout=args.idle_timeout)
+
+
+def _print_http_status() -> None:
+    """`--status`: where http hooks are configured, whether their port is proven to be ours."""
+    from .hook_protocol import verify_http
+
+    try:
+        config = http_config()
+    except OSError:
+        config = None
+    if config is not None:
+        problem = verify_http(config)
+        print(f"semloop hook-server: http 127.0.0.1:{config['port']}: "
+              + (problem if problem else "this user's server (challenge answered)"))
 
 
 def add_cli(subparsers: Any) -> None:
