@@ -9,8 +9,8 @@ stays quiet and records every call) with, in turn:
 - no hooks (the baseline);
 - a trivial shell command hook pair (PreToolUse + PostToolUse: `cat >/dev/null; echo {}`);
 - a `python -c pass` hook pair (the floor of any Python process per event);
-- semloop command hooks (`install --hooks command`), warm Unix-socket server already running;
-- semloop http hooks (`install`, the default), whose SessionStart command hook checks the server
+- semloop command hooks (`install`, the default: `--hooks command`), warm Unix-socket server already running;
+- semloop http hooks (`install --hooks http`), whose SessionStart command hook checks the server
   (one Python process per run, i.e. per session);
 - the same http hooks without that SessionStart hook: the cost per tool call alone;
 - the floor of any http hook: the same events posted to a loopback server that answers `{}` at

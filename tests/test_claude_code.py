@@ -348,12 +348,26 @@ def test_install_into_missing_file_and_scopes(tmp_path, monkeypatch):
     assert "env" not in project and project["hooks"]["PreToolUse"][0]["hooks"][0]["type"] == "command"
 
 
+def test_default_install_writes_command_hooks_and_no_port_or_token(tmp_path):
+    settings = tmp_path / "settings.json"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings)], capture_output=True,
+                          env=env, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(settings.read_text())
+    assert "env" not in data and "SessionStart" not in data["hooks"]
+    assert {h["type"] for e in cc.EVENTS for g in data["hooks"][e] for h in g["hooks"]} == {"command"}
+    assert not (tmp_path / "cache" / "semloop" / "hook-http.json").exists()  # no port was picked
+
+
 def test_http_install_switches_modes_and_uninstall_removes_token(tmp_path):
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({**EXISTING, "env": {"FOO": "1"}}, indent=2))
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    http = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings)], capture_output=True, env=env)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "SEMLOOP_HOOK_SERVER": "1"}
+    http = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings), "--hooks", "http"],
+                          capture_output=True, env=env, text=True)
     assert http.returncode == 0, http.stderr
+    assert "another local user can take port" in http.stdout  # the trade-off, said at install
     data = json.loads(settings.read_text())
     assert data["env"]["FOO"] == "1" and len(data["env"]["SEMLOOP_HOOK_TOKEN"]) >= 32
     assert set(cc.EVENTS) | {"SessionStart"} <= set(data["hooks"])
@@ -368,9 +382,49 @@ def test_http_install_switches_modes_and_uninstall_removes_token(tmp_path):
     assert "SEMLOOP_HOOK_TOKEN" not in data["env"] and "PostToolBatch" not in data["hooks"]
     assert "SessionStart" not in data["hooks"]
     assert [h["type"] for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if cc.is_semloop_hook(h)] == ["command"]
-    subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings)], env=env, capture_output=True)
+    subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings), "--hooks", "http"], env=env,
+                   capture_output=True)
     assert subprocess.run(SEMLOOP + ["uninstall", "claude-code", "--settings", str(settings)], env=env).returncode == 0
     assert json.loads(settings.read_text()) == {**EXISTING, "env": {"FOO": "1"}}
+
+
+def test_http_install_with_the_server_disabled_writes_command_hooks_and_says_so(tmp_path):
+    settings = tmp_path / "settings.json"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "SEMLOOP_HOOK_SERVER": "0"}
+    proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings), "--hooks", "http"],
+                          capture_output=True, env=env, text=True)
+    assert proc.returncode == 0 and "SEMLOOP_HOOK_SERVER=0" in proc.stdout and "command hooks written" in proc.stdout
+    data = json.loads(settings.read_text())
+    assert "env" not in data and data["hooks"]["PreToolUse"][0]["hooks"][0]["type"] == "command"
+
+
+@pytest.mark.parametrize("target", ["claude-code", "gemini-cli"])
+def test_project_install_is_portable(tmp_path, target):
+    """A committed project file names no path of this machine: `semloop` from PATH, and a config
+    inside the project relative to the project directory variable the agent sets for hooks."""
+    (tmp_path / "semloop.toml").write_text("[semloop]\nmax_warnings = 0\nwindow = 8\n")
+    proc = subprocess.run(SEMLOOP + ["install", target, "--scope", "project", "--config", "semloop.toml"],
+                          cwd=tmp_path, capture_output=True, text=True, env={**os.environ})
+    assert proc.returncode == 0, proc.stderr
+    assert "semloop-guard installed" in proc.stdout  # the trade-off, said
+    folder = ".claude" if target == "claude-code" else ".gemini"
+    text = (tmp_path / folder / "settings.json").read_text()
+    assert str(tmp_path) not in text and sys.prefix not in text
+    data = json.loads(text)
+    event = "PreToolUse" if target == "claude-code" else "BeforeTool"
+    command = data["hooks"][event][0]["hooks"][0]["command"]
+    var = "CLAUDE_PROJECT_DIR" if target == "claude-code" else "GEMINI_PROJECT_DIR"
+    assert command == f'semloop hook {target} --config "${var}"/semloop.toml'
+    # the command as the agent's shell runs it, from another directory, with semloop on PATH
+    shell_env = {**os.environ, var: str(tmp_path), "PATH": f"{Path(SEMLOOP[0]).parent}:{os.environ['PATH']}",
+                 "SEMLOOP_HOOK_SERVER": "0", "SEMLOOP_DB": str(tmp_path / "state.sqlite3")}
+    event_json = (bash_event("PostToolUse", "make", stdout="FAILED") if target == "claude-code" else
+                  {"hook_event_name": "AfterTool", "session_id": "s", "tool_name": "run_shell_command",
+                   "tool_input": {"command": "make"}, "tool_response": {"llmContent": "FAILED"}})
+    outs = [subprocess.run(["sh", "-c", command], input=json.dumps(event_json), capture_output=True, text=True,
+                           env=shell_env, cwd="/", timeout=120) for _ in range(3)]
+    assert all(o.returncode == 0 and "hook error" not in o.stderr for o in outs), outs[-1].stderr
+    assert json.loads(outs[2].stdout)["continue"] is False  # max_warnings = 0 from the project's config
 
 
 def test_install_updates_a_moved_command_in_place_and_refuses_bad_json(tmp_path):

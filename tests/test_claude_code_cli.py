@@ -3,7 +3,7 @@ local Messages API (`claude_cli.ScriptedAPI`): how each run ends and what the mo
 
 Three ways the hooks run: command hooks handled in each hook process (`inprocess`), command hooks
 through the warm Unix-socket server (`server`), and http hooks answered by the server on loopback
-(`http`, what `semloop install claude-code` writes by default).
+(`http`, what `semloop install claude-code --hooks http` writes; the default is command hooks).
 """
 
 from __future__ import annotations

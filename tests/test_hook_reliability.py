@@ -36,7 +36,8 @@ def _parallel_posts(env: dict, db: Path, n: int, session: str, *extra: str) -> l
 def test_parallel_hooks_through_the_server_record_every_step_once(srv, tmp_path, n):
     srv.start(idle=900)
     db = tmp_path / "state.sqlite3"
-    results = _parallel_posts(srv.env, db, n, "load")
+    # a generous budget: this checks that no step is lost or doubled, not the fail-open time
+    results = _parallel_posts({**srv.env, "SEMLOOP_HOOK_BUDGET": "120"}, db, n, "load")
     for rc, out, err in results:
         assert rc == 0 and json.loads(out) == {}, err
         assert b"hook error" not in err
@@ -50,7 +51,7 @@ def test_parallel_hooks_through_the_server_record_every_step_once(srv, tmp_path,
 def test_parallel_hooks_in_process_record_every_step_once(srv, tmp_path, n):
     db = tmp_path / "state.sqlite3"
     # a generous lock wait: this checks that no step is lost or doubled, not the fail-open timeout
-    env = {**srv.env, "SEMLOOP_HOOK_SERVER": "0", "SEMLOOP_DB_TIMEOUT": "120"}
+    env = {**srv.env, "SEMLOOP_HOOK_SERVER": "0", "SEMLOOP_DB_TIMEOUT": "120", "SEMLOOP_HOOK_BUDGET": "120"}
     results = _parallel_posts(env, db, n, "load")
     for rc, out, err in results:
         assert rc == 0 and json.loads(out) == {}, err

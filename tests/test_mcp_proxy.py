@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,64 @@ def test_a_quiet_spell_lifts_the_stop_but_keeps_the_loop_memory(run):
     again = _texts(run["loop_again"])
     assert ERROR_TEXT in again[0] and again[-1].startswith("[semloop]")  # flagged again at once
     assert [c["tool"] for c in run["upstream"][12:]] == ["read_page", "read_config"]
+
+
+def test_the_proxy_exits_with_the_upstream_and_a_dead_upstream_is_no_loop(tmp_path):
+    """The upstream exits in the middle of a call: the client sees the connection end (the proxy
+    exited with the upstream's status, 7), as it would running the server directly; the proxy
+    does not stay up answering -32000 "Connection closed" until semloop calls that a loop."""
+    log, status = tmp_path / "upstream.log", tmp_path / "proxy.status"
+    proxy = [sys.executable, "-m", "semloop", "mcp-proxy", "--", sys.executable, TINY]
+    # a shell in between keeps the proxy's own exit status
+    params = StdioServerParameters(command="sh", args=["-c", '"$@"; echo $? > "$STATUS"', "sh", *proxy],
+                                   env={**os.environ, "TINY_UPSTREAM_LOG": str(log), "TINY_CRASH_STATUS": "7",
+                                        "STATUS": str(status)})
+    outcomes: list = []
+
+    async def main():
+        with open(tmp_path / "proxy.stderr", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                await session.call_tool("read_page", {"document": "manual", "page": 1})
+                for request in ([session.call_tool, "crash", {"reason": "mid-call"}],
+                                *[[session.call_tool, "read_config", {"path": "/etc/app.yaml"}]] * 4,
+                                [session.list_tools]):
+                    try:
+                        with anyio.fail_after(30):
+                            outcomes.append(await request[0](*request[1:]))
+                    except mcp.MCPError as exc:
+                        outcomes.append(exc)
+
+    anyio.run(main)
+    for _ in range(100):  # the shell writes the status as the proxy exits
+        if status.exists() and status.read_text().strip():
+            break
+        time.sleep(0.1)
+    assert status.read_text().strip() == "7"
+    assert "exited with status 7" in (tmp_path / "proxy.stderr").read_text()
+    assert all(isinstance(o, mcp.MCPError) and o.code == -32000 for o in outcomes)  # nothing answered ...
+    assert [c["tool"] for c in _upstream_calls(log)] == ["read_page", "crash"]  # ... after the crash
+
+
+def test_a_closed_connection_is_never_recorded_as_a_repeat():
+    from mcp import MCPError, types
+
+    from semloop.integrations.mcp_proxy import GuardedTools
+
+    class Closed:
+        async def send_request(self, request, result_type):
+            raise MCPError(code=-32000, message="Connection closed")
+
+    tools = GuardedTools(Closed())
+    params = types.CallToolRequestParams(name="read_config", arguments={"path": "/etc/app.yaml"})
+
+    async def five_calls():
+        for _ in range(5):
+            with pytest.raises(MCPError):
+                await tools.call(params)
+
+    anyio.run(five_calls)
+    assert tools.verdicts == [] and tools.guard.state.steps_seen == 0
 
 
 def test_command_line_errors_are_clear():

@@ -1,6 +1,6 @@
 """A small MCP server (the official `mcp` server API) for the MCP proxy tests: one tool that
 always fails the same way, one that pages through a document, one that asks the user (a message
-tool: its replies differ every time), a resource and a prompt.
+tool: its replies differ every time), one that crashes the server mid-call, a resource and a prompt.
 
 Every tool call is appended to the file named by $TINY_UPSTREAM_LOG, so a test can tell which
 calls reached the upstream server.
@@ -50,6 +50,13 @@ def ask_user(question: str) -> str:
     """Ask the user a question; each call gets the user's next reply."""
     _log("ask_user", {"question": question})
     return next(_REPLIES, "I don't know.")
+
+
+@server.tool()
+def crash(reason: str) -> str:
+    """Exit the server process mid-call, with status $TINY_CRASH_STATUS (default 3)."""
+    _log("crash", {"reason": reason})
+    os._exit(int(os.environ.get("TINY_CRASH_STATUS", "3")))
 
 
 @server.resource("notes://readme", description="The project's notes.")

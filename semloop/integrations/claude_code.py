@@ -1,8 +1,10 @@
 """Claude Code hooks: `semloop hook claude-code`, `semloop install|uninstall claude-code`.
 
-Claude Code hands semloop every tool call, as http hooks answered by the warm server
-(`hook_server`, the default `install`) or as a command run once per event with the event JSON on
-stdin. What each event does (docs/claude-code.md has the table, and what the CLI honours):
+Claude Code hands semloop every tool call, as a command run once per event with the event JSON on
+stdin (the default `install`: the command talks to the warm server over a private Unix socket),
+or as http hooks answered by the warm server on loopback (`--hooks http`: only for a machine no
+other user logs into, see `_session_start`). What each event does (docs/claude-code.md has the
+table, and what the CLI honours):
 
 - PreToolUse: `LoopGuard.check` (hashing only). A call that continues a loop already warned about
   to the limit is denied *and* ends the run (`continue: false` is honoured on a denying
@@ -15,7 +17,8 @@ stdin. What each event does (docs/claude-code.md has the table, and what the CLI
 - UserPromptSubmit: a new prompt from the user after a stop lifts the stop (the human decided);
   the loop memory is kept, so a repeat of the same loop is flagged again at once.
 - SessionEnd / SubagentStop: the session's (subagent's) state is deleted.
-- SessionStart (command hook, with http hooks): starts or checks the warm server.
+- SessionStart (command hook, with http hooks): starts or checks the warm server and proves that
+  the http port is held by it (`hook_protocol.verify_http`), telling the user when not.
 
 State lives in the session store (`semloop.store`: SQLite by default, `$SEMLOOP_STORE` for Redis
 or memory), one entry per `session_id` (+ `agent_id` for subagents). The hook always exits 0 and prints one JSON object; any internal error prints `{}`
@@ -157,14 +160,17 @@ def session_key(event: dict) -> str:
     return f"{session}/{agent}" if isinstance(agent, str) and agent else session
 
 
-def _store(db: str | None, timeout: float | None = None):
+def _store(db: str | None, timeout: float | None = None, budget: Any = None):
     """`--db` PATH if given, else `$SEMLOOP_STORE` (memory://, sqlite:///..., redis://...), else the
     default SQLite file (`semloop.store.open_store`). `timeout`: how long to wait for the store's
-    write lock (default `$SEMLOOP_DB_TIMEOUT` or 10 s, within Claude Code's 15 s hook timeout)."""
+    write lock (default `$SEMLOOP_DB_TIMEOUT` or 10 s), never past the hook's `budget`
+    (`hook_protocol.Budget`: what is left of the hook process's time)."""
     from ..store import open_store
 
     if timeout is None:
         timeout = float(os.environ.get("SEMLOOP_DB_TIMEOUT", "10"))
+    if budget is not None:
+        timeout = max(0.01, min(timeout, budget.left()))
     return open_store(db=db, timeout=timeout)
 
 
@@ -192,12 +198,13 @@ def _load_config(path: str | None):
 
 
 def handle_event(event: dict, *, config_path: str | None = None, db: str | None = None,
-                 post_lock: Any = None, deadline: float | None = None) -> dict:
+                 post_lock: Any = None, deadline: float | None = None, budget: Any = None) -> dict:
     """One hook event → the JSON object to print. May raise; `run_hook` fails open.
 
-    Hook server only: `post_lock` is held while a PostToolUse(Failure) is embedded and recorded
-    (the payload is bounded and rendered before); `deadline` (wall clock): a step not saved by
-    then is not saved at all and raises `Expired` — the client that set it records it itself."""
+    `budget` (`hook_protocol.Budget`): no database wait runs past it. Hook server only:
+    `post_lock` is held while a PostToolUse(Failure) is embedded and recorded (the payload is
+    bounded and rendered before); `deadline` (wall clock): a step not saved by then is not saved
+    at all and raises `Expired` — the client that set it records it itself."""
     if not isinstance(event, dict):
         raise ValueError("hook input is not a JSON object")
     name = event.get("hook_event_name")
@@ -206,18 +213,18 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
     key = session_key(event)
 
     if name == "UserPromptSubmit":
-        return _resume(key, db)
+        return _resume(key, db, budget)
     if name in ("SessionEnd", "SubagentStop"):
-        _forget(key, db, subagents=name == "SessionEnd")
+        _forget(key, db, budget, subagents=name == "SessionEnd")
         return {}
     if name == "PostToolBatch":
-        return _stop_if_stopped(key, config_path, db)
+        return _stop_if_stopped(key, config_path, db, budget)
 
     tool = str(event.get("tool_name") or "")
     tool_input = bounded(event.get("tool_input"))  # Bash's `description`: see features.COMMENTARY_KEYS
 
     if name == "PreToolUse":
-        return _pre_tool_use(key, tool, tool_input, config_path, db)
+        return _pre_tool_use(key, tool, tool_input, config_path, db, budget)
 
     # PostToolUse / PostToolUseFailure. A call denied by PreToolUse (ours or another hook's)
     # never reaches these events, so everything here ran and is recorded.
@@ -233,7 +240,7 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
     guard = LoopGuard(_load_config(config_path))
     with post_lock if post_lock is not None else contextlib.nullcontext():
         _prewarm(guard, tool, tool_input)  # embed before the database lock: parallel hooks wait less
-        verdict = _record(guard, key, tool, tool_input, output, is_error, db, deadline)
+        verdict = _record(guard, key, tool, tool_input, output, is_error, db, deadline, budget)
     if verdict.error is not None:
         print(f"semloop: detector error, allowed: {verdict.error}", file=sys.stderr)
     if verdict.action == "warn" and verdict.message:
@@ -248,11 +255,11 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
 
 
 def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_error: bool,
-            db: str | None, deadline: float | None) -> Any:
+            db: str | None, deadline: float | None, budget: Any = None) -> Any:
     import sqlite3
 
     # with a deadline, wait for the database lock only until then: past it the client records
-    store = _store(db, None if deadline is None else max(0.01, deadline - time.time()))
+    store = _store(db, None if deadline is None else max(0.01, deadline - time.time()), budget)
     verdicts = []
 
     def step(state: Any) -> Any:  # one atomic read-modify-write; returning None saves nothing
@@ -279,11 +286,12 @@ def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_er
 _STOP_FALLBACK = "semloop stopped this run: the agent repeated the same action without progress."
 
 
-def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None, db: str | None) -> dict:
+def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None, db: str | None,
+                  budget: Any = None) -> dict:
     """Deny a call that continues a loop already warned about to the limit — and end the run
     (`continue: false`, honoured on a denying PreToolUse): the warnings did not change the
     behaviour, so this is the hard stop. The stop is saved, so a new user prompt lifts it."""
-    store = _store(db)
+    store = _store(db, budget=budget)
     try:
         state = store.load(key)
         if state is None:  # nothing recorded in this session yet: nothing can be looping
@@ -306,10 +314,10 @@ def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None,
                                    "permissionDecisionReason": message}}
 
 
-def _stop_if_stopped(key: str, config_path: str | None, db: str | None) -> dict:
+def _stop_if_stopped(key: str, config_path: str | None, db: str | None, budget: Any = None) -> dict:
     """PostToolBatch: end the run if a call of this batch stopped it (a failed call's stop cannot
     end the run from PostToolUseFailure)."""
-    store = _store(db)
+    store = _store(db, budget=budget)
     try:
         state = store.load(key)
     finally:
@@ -328,10 +336,10 @@ def _stop_if_stopped(key: str, config_path: str | None, db: str | None) -> dict:
     return {"continue": False, "stopReason": message}
 
 
-def _forget(key: str, db: str | None, *, subagents: bool) -> None:
+def _forget(key: str, db: str | None, budget: Any = None, *, subagents: bool) -> None:
     """SessionEnd / SubagentStop: the session (with its subagents) is over; drop its state now
     rather than at the store's TTL."""
-    store = _store(db)
+    store = _store(db, budget=budget)
     try:
         store.delete(key)
         if subagents:
@@ -355,9 +363,9 @@ def _prewarm(guard: Any, tool: str, tool_input: Any) -> None:
     guard.embedder([features.call_text(tool, features.call_values(tool_input), cfg.max_text_chars)])
 
 
-def _resume(key: str, db: str | None) -> dict:
+def _resume(key: str, db: str | None, budget: Any = None) -> dict:
     """A user prompt after a stop: lift the stop and the warning count, keep the loop memory."""
-    store = _store(db)
+    store = _store(db, budget=budget)
     try:
         state = store.load(key)
         if state is None or not state.stopped:  # mid-loop warnings stand: the prompt may be unrelated
@@ -383,13 +391,14 @@ def _resumed(state: Any) -> Any:
 
 
 def run_hook(stdin_text: str | dict, *, config_path: str | None = None, db: str | None = None,
-             post_lock: Any = None, deadline: float | None = None) -> str:
+             post_lock: Any = None, deadline: float | None = None, budget: Any = None) -> str:
     """The hook's stdout for one event (JSON text, or already parsed). Never raises — except
     `Expired` when a `deadline` is given (see `handle_event`): other errors give `{}` and a line
     on stderr."""
     try:
         event = json.loads(stdin_text) if isinstance(stdin_text, str) else stdin_text
-        out = handle_event(event, config_path=config_path, db=db, post_lock=post_lock, deadline=deadline)
+        out = handle_event(event, config_path=config_path, db=db, post_lock=post_lock, deadline=deadline,
+                           budget=budget)
     except Expired:
         if deadline is None:  # pragma: no cover - only raised with a deadline
             return "{}"
@@ -401,9 +410,14 @@ def run_hook(stdin_text: str | dict, *, config_path: str | None = None, db: str 
     return json.dumps(out, ensure_ascii=False)
 
 
-def cmd_hook(args: Any) -> int:
+def cmd_hook(args: Any, budget: Any = None) -> int:
     """Read the event, have the warm hook server handle it (see `hook_server`), or — no server
-    yet, disabled, or any problem with it — handle it in this process. Always exits 0."""
+    yet, disabled, or any problem with it — handle it in this process. Always exits 0, within
+    `budget` (`hook_protocol.Budget`, default `HOOK_BUDGET` from now) plus its start-up: every
+    wait (the server, its grace, the database) comes out of that one budget."""
+    from .hook_protocol import Budget
+
+    budget = budget or Budget.for_hook(getattr(args, "server_timeout", None))
     try:
         data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     except Exception as exc:  # pragma: no cover - stdin closed or unreadable
@@ -421,7 +435,7 @@ def cmd_hook(args: Any) -> int:
             if hook_protocol.enabled():
                 reply = hook_protocol.request(data, config_path=config_path, db=db,
                                               timeout=getattr(args, "server_timeout", None)
-                                              or hook_protocol.DEFAULT_CLIENT_TIMEOUT)
+                                              or hook_protocol.DEFAULT_CLIENT_TIMEOUT, budget=budget)
         except Exception:  # pragma: no cover - request() never raises; belt and braces
             reply = None
     if reply is not None:
@@ -436,7 +450,7 @@ def cmd_hook(args: Any) -> int:
         import logging
 
         logging.getLogger("semloop").setLevel(logging.ERROR)  # our own stderr line says it once
-        out = run_hook(data, config_path=config_path, db=db)
+        out = run_hook(data, config_path=config_path, db=db, budget=budget)
     try:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
@@ -453,19 +467,46 @@ def _is_session_start(data: str) -> bool:
     return isinstance(event, dict) and event.get("hook_event_name") == "SessionStart"
 
 
+# What SessionStart says when the http hooks of this settings file are unsafe or unanswered. It
+# cannot stop them: Claude Code posts every http hook whatever SessionStart answers (`continue:
+# false` and exit code 2 alike, checked with the real CLI), hence the default command hooks.
+HTTP_NOT_OURS = ("semloop: {problem}: Claude Code will send this session's http hook events (tool inputs and "
+                 "outputs) there, and semloop cannot stop that. Quit this session and switch to command hooks, "
+                 "which use no port: semloop install claude-code --hooks command (with your --scope or --settings).")
+HTTP_UNSERVED = ("semloop: {why}, so nothing answers this settings file's http hooks: loop detection is off in "
+                 "this session. semloop install claude-code --hooks command writes hooks that work without it.")
+
+
 def _session_start(no_server: bool) -> None:
-    """SessionStart (installed with the http hooks): start or check the warm server, which answers
-    the session's http hooks. Waits for it, once per session, so the first tool call is served."""
+    """SessionStart: start or check the warm server, waiting for it once per session, so the first
+    tool call is served. Where http hooks are configured (`hook_protocol.http_config`), prove that
+    the listener on their port is this user's semloop server (`verify_http`: the socket's owner
+    and an HMAC challenge; the token is never sent), and say so loudly to the user when it is not
+    (`systemMessage` and stderr) or when no server will answer them (SEMLOOP_HOOK_SERVER=0)."""
+    out: dict = {}
     try:
         from . import hook_protocol
 
-        status = "hook server disabled (--no-server)" if no_server else hook_protocol.ensure_server()
+        if no_server or not hook_protocol.enabled():
+            status = "hook server disabled (SEMLOOP_HOOK_SERVER=0 or --no-server)"
+        else:
+            status = hook_protocol.ensure_server()
         if "running" not in status and "started" not in status:
             print(f"semloop: {status}", file=sys.stderr)
+        config = hook_protocol.http_config()
+        if config is not None:
+            if "disabled" in status:
+                message = HTTP_UNSERVED.format(why=status)
+            else:
+                problem = hook_protocol.verify_http(config)
+                message = HTTP_NOT_OURS.format(problem=problem) if problem else ""
+            if message:
+                print(message, file=sys.stderr)
+                out = {"systemMessage": message}
     except Exception as exc:  # fail open
         print(f"semloop: session start: {type(exc).__name__}: {exc}", file=sys.stderr)
     try:
-        sys.stdout.write("{}\n")
+        sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
     except Exception:  # pragma: no cover
         pass
@@ -498,20 +539,37 @@ def settings_path(scope: str, cwd: str | Path | None = None) -> Path:
     raise ValueError(f"scope must be user, project or local, got {scope!r}")
 
 
-def hook_command(config: str | None = None, db: str | None = None) -> str:
-    """The command written into settings.json: this environment's `semloop` script (absolute), or
-    `<python> -m semloop` when there is none, so the hook runs with this install whatever PATH is."""
-    script = Path(sys.executable).parent / ("semloop.exe" if os.name == "nt" else "semloop")
-    if script.is_file():
-        parts = [str(script)]
+def hook_command(config: str | None = None, db: str | None = None, *, target: str = TARGET,
+                 project: str | Path | None = None, project_var: str = "CLAUDE_PROJECT_DIR") -> str:
+    """The command written into a settings file.
+
+    Default (user and local scopes: a file of this machine): this environment's `semloop` script
+    (absolute), or `<python> -m semloop` when there is none, so the hook runs with this install
+    whatever PATH is. `project` (the project scope: a committed file, read on other machines):
+    plain `semloop`, found on PATH, and `--config` / `--db` inside `project` written relative to
+    `$<project_var>` (the agent sets it for hooks) — no path of this machine in the file."""
+    if project is not None:
+        parts = ["semloop"]
     else:
-        parts = [sys.executable, "-m", "semloop"]
-    parts += ["hook", TARGET]
-    if config:
-        parts += ["--config", str(Path(config).expanduser().resolve())]
-    if db:
-        parts += ["--db", str(Path(db).expanduser().resolve())]
-    return " ".join(shlex.quote(p) for p in parts)
+        script = Path(sys.executable).parent / ("semloop.exe" if os.name == "nt" else "semloop")
+        parts = [str(script)] if script.is_file() else [sys.executable, "-m", "semloop"]
+    words = [shlex.quote(p) for p in (*parts, "hook", target)]
+    for flag, value in (("--config", config), ("--db", db)):
+        if value:
+            path = Path(value).expanduser().resolve()
+            words += [flag, _in_project(path, project, project_var) or shlex.quote(str(path))]
+    return " ".join(words)
+
+
+def _in_project(path: Path, project: str | Path | None, var: str) -> str | None:
+    """`"$VAR"/relative/path` for a path inside `project`, else None."""
+    if project is None:
+        return None
+    try:
+        relative = path.relative_to(Path(project).resolve())
+    except ValueError:
+        return None
+    return f'"${var}"/{shlex.quote(relative.as_posix())}' if relative.parts else f'"${var}"'
 
 
 _OURS_URL = re.compile(r"^http://127\.0\.0\.1:\d+/hook(\?|$)")
@@ -763,33 +821,68 @@ def chosen_settings_path(args: Any, scope_path: Callable[[str], Path] = settings
     return scope_path(args.scope)
 
 
+HTTP_SHARED_MACHINE = ("  warning: http hooks are for a machine no one else logs into: while semloop's server is not "
+                       "listening (not started yet, restarted, exited after 30 idle minutes), another local user "
+                       "can take port {port}, and Claude Code then sends them every tool call. SessionStart "
+                       "checks the port and says so, but cannot stop Claude Code. Command hooks (the default) "
+                       "use no port.")
+
+
+PORTABLE_NOTE = ("  portable: the committed file runs `semloop` from PATH: each user of the project needs "
+                 "semloop-guard installed where their shell finds it (else {agent} reports a hook error for "
+                 "each event, and the run is not guarded)")
+
+
+def _install_plan(args: Any) -> tuple[str, dict | None, list[str]]:
+    """(command, http or None, notes) for `install`: what to write, and what to tell the user."""
+    from . import hook_protocol
+
+    config, db = getattr(args, "config", None), getattr(args, "db", None)
+    project = os.getcwd() if getattr(args, "scope", "user") == "project" and not getattr(args, "settings", None) \
+        else None
+    command = hook_command(config, db, project=project)
+    notes = []
+    if project is not None:
+        notes.append(PORTABLE_NOTE.format(agent="Claude Code"))
+    if getattr(args, "hooks", None) != "http":
+        return command, None, notes
+    if project is not None:
+        notes.append("  http hooks need a token of this machine, which a committed file must not hold: "
+                     "command hooks written instead")
+        return command, None, notes
+    if not hook_protocol.enabled():
+        notes.append("  SEMLOOP_HOOK_SERVER=0: no server would answer http hooks (detection would be off): "
+                     "command hooks written instead")
+        return command, None, notes
+    try:
+        server = hook_protocol.http_config(create=True)
+        if server is None:  # pragma: no cover - create=True makes one or raises
+            raise OSError("no http config")
+    except OSError as exc:
+        notes.append(f"  http hooks unavailable ({exc}): command hooks written instead")
+        return command, None, notes
+    notes.append(HTTP_SHARED_MACHINE.format(port=server["port"]))
+    return command, {"url": hook_url(server["port"], config, db), "token": server["token"]}, notes
+
+
 def cmd_install(args: Any) -> int:
     path = chosen_settings_path(args)
-    config, db = getattr(args, "config", None), getattr(args, "db", None)
-    command = hook_command(config, db)
-    mode = getattr(args, "hooks", None) or ("command" if getattr(args, "scope", "user") == "project"
-                                            and not getattr(args, "settings", None) else "http")
-    http = None
-    if mode == "http":
-        from . import hook_protocol
-
-        try:
-            server = hook_protocol.http_config(create=True)
-        except OSError as exc:
-            print(f"semloop: http hooks unavailable ({exc}); writing command hooks", file=sys.stderr)
-        else:
-            http = {"url": hook_url(server["port"], config, db), "token": server["token"]}
+    command, http, notes = _install_plan(args)
     changed, backup = install(path, command, http)
     if not changed:
         print(f"semloop: already installed in {path}")
+        for note in notes:
+            print(note)
         return 0
     events = ["SessionStart (command)", *EVENTS] if http else list(EVENTS)
     print(f"semloop: {'http' if http else 'command'} hooks for {', '.join(events)} written to {_real_target(path)}")
     if http:
         print(f"  url:     {http['url']} (the warm server; its token is in the file's env, mode 0600)")
-        print(f"  start:   {command} (SessionStart starts or checks the server)")
+        print(f"  start:   {command} (SessionStart starts the server and checks the port)")
     else:
         print(f"  command: {command}")
+    for note in notes:
+        print(note)
     if backup:
         print(f"  backup:  {backup}")
     print("  Claude Code reloads its settings files itself: running sessions use the hooks from their "
@@ -882,11 +975,12 @@ def add_cli(subparsers: Any) -> None:
         p.add_argument("--scope", choices=("user", "project", "local"), default="user", help=_scope_help())
         p.add_argument("--settings", metavar="PATH", help="settings file to edit instead of the scope's")
         if name == "install":
-            p.add_argument("--hooks", choices=("http", "command"),
-                           help="http: Claude Code posts each event to the warm server on loopback "
-                                "(fast; the default, except for --scope project, whose file is "
-                                "usually committed and must not hold the token); command: a process "
-                                "per event")
+            p.add_argument("--hooks", choices=("command", "http"),
+                           help="command (default): a process per event, which talks to the warm server "
+                                "over a private Unix socket; http: Claude Code posts each event to the "
+                                "warm server on a loopback port (faster, but only for a machine no one "
+                                "else logs into: another user who takes the port gets every tool call; "
+                                "never for --scope project)")
             p.add_argument("--config", metavar="PATH", help="config file the hook should use")
             p.add_argument("--db", metavar="PATH", help="state database the hook should use")
         p.set_defaults(func=_run_for_target(f"cmd_{name}"))

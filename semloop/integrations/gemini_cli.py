@@ -29,14 +29,14 @@ import io
 import json
 import os
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 TARGET = "gemini-cli"
 EVENTS = ("BeforeTool", "AfterTool", "BeforeAgent")
-HOOK_TIMEOUT_MS = 15000  # Gemini CLI's `timeout` is in milliseconds (default 60000)
+HOOK_TIMEOUT_MS = 15000  # Gemini CLI's `timeout` is in milliseconds (default 60000); a hook answers
+#                         within hook_protocol.HOOK_BUDGET (10 s) of starting
 SESSION_PREFIX = "gemini-cli/"
 
 # Lines of run_shell_command's result that change on every run: they are not news.
@@ -122,7 +122,7 @@ def from_claude_reply(name: str, reply: dict) -> dict:
     return {}
 
 
-def _claude_hook(event: dict, args: Any) -> dict:
+def _claude_hook(event: dict, args: Any, budget: Any = None) -> dict:
     """Run the Claude Code hook command (warm server or in-process, whatever it does) on
     `event`, exactly as Claude Code would: JSON in on stdin, JSON out on stdout."""
     from . import claude_code
@@ -133,32 +133,36 @@ def _claude_hook(event: dict, args: Any) -> dict:
     try:
         sys.stdin = stdin
         with contextlib.redirect_stdout(stdout):
-            claude_code.cmd_hook(args)
+            claude_code.cmd_hook(args, budget)
     finally:
         sys.stdin = saved
     lines = stdout.getvalue().strip().splitlines()
     return json.loads(lines[-1]) if lines else {}
 
 
-def handle(stdin_text: str, args: Any) -> dict:
-    """One Gemini CLI event (its stdin) → the JSON object to print. May raise; `cmd_hook` fails open."""
+def handle(stdin_text: str, args: Any, budget: Any = None) -> dict:
+    """One Gemini CLI event (its stdin) → the JSON object to print. May raise; `cmd_hook` fails open.
+    Every wait comes out of `budget` (`hook_protocol.Budget`), the Claude Code hook's included."""
+    from .hook_protocol import Budget
+
+    budget = budget or Budget.for_hook(getattr(args, "server_timeout", None))
     event = json.loads(stdin_text)
     translated = to_claude_event(event)
     if translated is None:
         return {}
-    out = from_claude_reply(event["hook_event_name"], _claude_hook(translated, args))
+    out = from_claude_reply(event["hook_event_name"], _claude_hook(translated, args, budget))
     if event["hook_event_name"] == "BeforeTool" and out.get("continue") is False:
-        _mark_stopped(translated["session_id"], getattr(args, "db", None))
+        _mark_stopped(translated["session_id"], getattr(args, "db", None), budget)
     return out
 
 
-def _mark_stopped(key: str, db: str | None) -> None:
+def _mark_stopped(key: str, db: str | None, budget: Any = None) -> None:
     """Claude Code goes on after a PreToolUse denial, so its hook keeps no stop for it; here the
     refusal ends the agent loop, so it is stored as a stop, which the user's next prompt
     (BeforeAgent) lifts."""
     from .claude_code import _store
 
-    store = _store(db)
+    store = _store(db, budget=budget)
     try:
         with store.transaction(key) as txn:
             if txn.state is not None:
@@ -203,13 +207,12 @@ def settings_path(scope: str, cwd: str | Path | None = None) -> Path:
     raise ValueError(f"Gemini CLI settings scope must be user or project, got {scope!r}")
 
 
-def hook_command(config: str | None = None, db: str | None = None) -> str:
+def hook_command(config: str | None = None, db: str | None = None, project: str | Path | None = None) -> str:
+    """`claude_code.hook_command` for this target; `project` (the project scope): portable, with
+    paths inside it relative to `$GEMINI_PROJECT_DIR`."""
     from .claude_code import hook_command as claude_hook_command
 
-    parts = shlex.split(claude_hook_command(config, db))
-    at = parts.index("claude-code")  # the same absolute program and options, our target
-    parts[at] = TARGET
-    return " ".join(shlex.quote(p) for p in parts)
+    return claude_hook_command(config, db, target=TARGET, project=project, project_var="GEMINI_PROJECT_DIR")
 
 
 def add_hooks(settings: dict, command: str) -> bool:
@@ -269,13 +272,18 @@ def cmd_install(args: Any) -> int:
     from .claude_code import chosen_settings_path, edit_settings
 
     path = chosen_settings_path(args, settings_path)
-    command = hook_command(getattr(args, "config", None), getattr(args, "db", None))
+    project = os.getcwd() if args.scope == "project" and not getattr(args, "settings", None) else None
+    command = hook_command(getattr(args, "config", None), getattr(args, "db", None), project)
     changed, backup = edit_settings(path, lambda settings: add_hooks(settings, command))
     if not changed:
         print(f"semloop: already installed in {path}")
         return 0
     print(f"semloop: hooks for {', '.join(EVENTS)} added to {path}")
     print(f"  command: {command}")
+    if project is not None:
+        from .claude_code import PORTABLE_NOTE
+
+        print(PORTABLE_NOTE.format(agent="Gemini CLI"))
     if backup:
         print(f"  backup:  {backup}")
     print("  Gemini CLI reads hooks when it starts; /hooks panel lists them.")

@@ -30,14 +30,21 @@ import time
 PROTOCOL = 1
 MAX_REQUEST = 32 << 20  # bytes; a bigger event is handled in-process by the client
 MAX_REPLY = 8 << 20
+# One time budget per hook process, shared by every wait in it (the server's deadline, the grace
+# for its answer, the database lock in-process): the installed hooks are killed after 15 s
+# (claude_code.HOOK_TIMEOUT, gemini_cli.HOOK_TIMEOUT_MS), so a hook answers (failing open if it
+# must) within HOOK_BUDGET plus its start-up, whatever is stuck. `$SEMLOOP_HOOK_BUDGET` changes it
+# (raise the hooks' `timeout` in the settings file with it).
+HOOK_BUDGET = 10.0  # seconds
 DEFAULT_CLIENT_TIMEOUT = 3.0  # seconds the server has to save a step before the client does it itself
 REPLY_GRACE = 5.0  # seconds the client waits past its deadline for a definitive answer: a step saved
 #                    just before the deadline is then reported as handled, never recorded twice
+IN_PROCESS_RESERVE = 1.5  # seconds of the budget kept for handling the event in-process afterwards
 SPAWN_THROTTLE = 2.0  # seconds between two attempts to start a server on the same socket
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
 # Environment read by the client itself (resolved there), not compared with the server's.
 _CLIENT_ENV = frozenset({"SEMLOOP_SOCKET", "SEMLOOP_HOOK_SERVER", "SEMLOOP_CONFIG", "SEMLOOP_DB",
-                         "SEMLOOP_HOOK_TOKEN"})
+                         "SEMLOOP_HOOK_TOKEN", "SEMLOOP_HOOK_BUDGET"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,6 +91,37 @@ def socket_path() -> str | None:
         return path
     path = os.path.join("/tmp", f"semloop-{_uid()}", name)
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+
+
+class Budget:
+    """The time left for one hook process: `left()` seconds (monotonic clock), never negative."""
+
+    def __init__(self, seconds: float = HOOK_BUDGET):
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return max(0.0, self.end - time.monotonic())
+
+    @classmethod
+    def for_hook(cls, server_timeout: float | None = None) -> "Budget":
+        """A hook process's budget: `$SEMLOOP_HOOK_BUDGET` or `HOOK_BUDGET` seconds, made longer
+        only by waits asked for explicitly (`--server-timeout`, `$SEMLOOP_DB_TIMEOUT`), which then
+        fit in it whole; the settings file's `timeout` must then be raised as well."""
+        seconds = _seconds(os.environ.get("SEMLOOP_HOOK_BUDGET"), HOOK_BUDGET)
+        if server_timeout:
+            seconds = max(seconds, server_timeout + REPLY_GRACE + IN_PROCESS_RESERVE)
+        db_timeout = _seconds(os.environ.get("SEMLOOP_DB_TIMEOUT"), 0.0)
+        if db_timeout:
+            seconds = max(seconds, db_timeout + IN_PROCESS_RESERVE)
+        return cls(seconds)
+
+
+def _seconds(text: str | None, default: float) -> float:
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def _is_default(path: str) -> bool:
@@ -197,6 +235,84 @@ def http_config(create: bool = False) -> dict | None:
     return data
 
 
+def _tcp_sockets() -> list[tuple[int, int, str, int]]:
+    """(local port, remote port, state, uid) of every TCP socket, from /proc/net/tcp and tcp6
+    (Linux); [] where there is no /proc."""
+    rows = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name, encoding="ascii") as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            try:
+                rows.append((int(parts[1].rsplit(":", 1)[1], 16), int(parts[2].rsplit(":", 1)[1], 16), parts[3],
+                             int(parts[7])))
+            except (IndexError, ValueError):
+                continue
+    return rows
+
+
+def tcp_peer_uid(sock: socket.socket) -> int | None:
+    """The uid owning the other end of an accepted loopback TCP connection (its socket is the one
+    whose local port is our peer's and remote port ours), or None if that cannot be told."""
+    try:
+        mine, theirs = sock.getsockname()[1], sock.getpeername()[1]
+    except OSError:
+        return None
+    uids = {uid for local, remote, _state, uid in _tcp_sockets() if local == theirs and remote == mine}
+    return uids.pop() if len(uids) == 1 else None
+
+
+def tcp_listener_uids(port: int) -> set[int]:
+    """The uids of the sockets listening on TCP `port` (empty: none, or cannot tell)."""
+    return {uid for local, _remote, state, uid in _tcp_sockets() if local == port and state == "0A"}
+
+
+CHALLENGE_CONTEXT = b"semloop hook-server challenge v1:"
+
+
+def challenge_mac(token: bytes, nonce: bytes) -> str:
+    """What only a holder of the token answers to `nonce` (HMAC-SHA256): the server proves who it
+    is without the token ever being sent."""
+    import hashlib
+    import hmac
+
+    return hmac.new(token, CHALLENGE_CONTEXT + nonce, hashlib.sha256).hexdigest()
+
+
+def verify_http(config: dict, timeout: float = 2.0) -> str | None:
+    """None if 127.0.0.1:<port> is held by this user's semloop server (the listening socket is
+    ours, where the system tells, and it answers a fresh challenge with the token's HMAC); else
+    what is wrong, in words. The token is never sent."""
+    import hmac
+    import http.client
+    import secrets
+
+    port = int(config["port"])
+    others = tcp_listener_uids(port) - {_uid()}
+    if others:
+        return f"127.0.0.1:{port} is held by another user (uid {', '.join(map(str, sorted(others)))})"
+    nonce = secrets.token_hex(16).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("POST", "/challenge", body=nonce, headers={"Content-Type": "text/plain"})
+        response = conn.getresponse()
+        answer = json.loads(response.read(4096)) if response.status == 200 else None
+    except ConnectionRefusedError:
+        return f"nothing listens on 127.0.0.1:{port}"
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        return f"127.0.0.1:{port} did not answer semloop's challenge ({type(exc).__name__})"
+    finally:
+        conn.close()
+    mac = answer.get("mac") if isinstance(answer, dict) else None
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, challenge_mac(config["token"].encode(), nonce)):
+        return f"127.0.0.1:{port} is answered by something that is not this user's semloop server"
+    return None
+
+
 def identity() -> str:
     """What a server must match to answer a client: semloop's version, the interpreter, and the
     newest modification time of semloop's source files (an upgrade or an edit changes it)."""
@@ -258,12 +374,21 @@ def recv_line(sock: socket.socket, limit: int, deadline: float | None = None) ->
             raise ValueError("line too long")
 
 
+class NotOurs(PermissionError):
+    """The socket (or port) is another user's: nothing is sent to it."""
+
+
 def call(path: str, message: dict, timeout: float) -> dict | None:
     """Send one request, return the decoded reply, or None if there is no server at `path`.
     Raises on any other failure (timeout, bad reply)."""
     import time
 
     deadline = time.monotonic() + timeout
+    try:
+        if os.lstat(path).st_uid != _uid():  # (where SO_PEERCRED is missing, e.g. macOS, this is the check)
+            raise NotOurs(f"{path} belongs to another user")
+    except FileNotFoundError:
+        return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
@@ -271,8 +396,8 @@ def call(path: str, message: dict, timeout: float) -> dict | None:
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             return None
-        if not peer_uid_ok(sock):
-            raise PermissionError(f"{path} is served by another user")
+        if not peer_uid_ok(sock):  # nothing has been sent yet
+            raise NotOurs(f"{path} is served by another user")
         sock.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
         line = recv_line(sock, MAX_REPLY, deadline)
     finally:
@@ -295,14 +420,21 @@ def resolve_path(path: str | None) -> str | None:
 
 
 def request(stdin_text: str, *, config_path: str | None = None, db: str | None = None,
-            timeout: float = DEFAULT_CLIENT_TIMEOUT, spawn: bool = True) -> dict | None:
+            timeout: float = DEFAULT_CLIENT_TIMEOUT, spawn: bool = True, budget: Budget | None = None) -> dict | None:
     """Have the server handle one hook event: `{"stdout": ..., "stderr": ...}`, or None when the
     caller must handle it in-process (no server yet — one is started in the background —, a
-    timeout, an error, a different environment). Never raises."""
+    timeout, an error, a different environment, a socket of another user: then one line on
+    stderr and nothing is sent). The server's deadline and the wait for its answer come out of
+    `budget`, keeping `IN_PROCESS_RESERVE` seconds for the caller. Never raises."""
     try:
         path = socket_path()
         if path is None:
             return None
+        budget = budget or Budget()
+        wait = budget.left() - IN_PROCESS_RESERVE  # deadline + grace, all inside the budget
+        if wait <= 0:
+            return None
+        timeout = min(timeout, wait / 2)
         deadline = time.time() + timeout
         message = {
             "v": PROTOCOL, "op": "hook", "id": identity(), "env": semloop_env(),
@@ -316,7 +448,7 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
         }
         if len(stdin_text) > MAX_REQUEST // 2:  # may not fit once encoded: don't bother the server
             return None
-        reply = call(path, message, timeout + REPLY_GRACE)
+        reply = call(path, message, min(timeout + REPLY_GRACE, wait))
         if reply is None:
             if spawn:
                 start_server(path)
@@ -325,6 +457,10 @@ def request(stdin_text: str, *, config_path: str | None = None, db: str | None =
             return {"stdout": reply["stdout"], "stderr": str(reply.get("stderr") or "")}
         if reply.get("restart") and spawn:  # a stale build: it is exiting; start ours
             start_server(path, force=True)
+        return None
+    except NotOurs as exc:
+        print(f"semloop: {exc}: nothing was sent to it; this hook runs in-process "
+              "(set SEMLOOP_SOCKET to a path in a directory only you can write)", file=sys.stderr)
         return None
     except Exception:  # timeout, broken server, ...: the caller goes in-process
         return None
@@ -346,6 +482,8 @@ def ensure_server(wait: float = 10.0) -> str:
     except OSError:
         config = None
     want_port = config["port"] if config else None
+    if want_port is not None and tcp_listener_uids(want_port) - {_uid()}:
+        want_port = None  # another user holds it: a restart would not get it (verify_http says so)
     live = ping(path)
     if live is not None and live.get("id") == identity() and (want_port is None or live.get("http_port") == want_port):
         return f"hook server pid {live.get('pid')} running"

@@ -18,10 +18,12 @@ answers the hook's requests in a few milliseconds:
   saves nothing and answers `{"ok": false, "handled": false}`; the client waits that long plus
   `REPLY_GRACE` for a definitive answer and records the step itself only on "not handled" (or no
   answer at all). So each step is recorded exactly once, by one side.
-- **http** (`type: "http"` hooks, written by `semloop install claude-code`): the same server also
-  answers Claude Code directly on 127.0.0.1:<port> (`http_config()`: the port and a per-user token
-  in a 0600 file), `POST /hook` with the event JSON and the `X-Semloop-Token` header, so a tool call
-  costs a loopback request instead of a process. A SessionStart command hook starts or checks it.
+- **http** (`type: "http"` hooks, written by `semloop install claude-code --hooks http`): the same
+  server also answers Claude Code directly on 127.0.0.1:<port> (`http_config()`: the port and a
+  per-user token in a 0600 file), `POST /hook` with the event JSON and the `X-Semloop-Token`
+  header, so a tool call costs a loopback request instead of a process; `POST /challenge` proves
+  to the SessionStart command hook that the port is ours. Connections from other users' sockets
+  are closed at accept; connections, reads and log lines are bounded (`_start_http`).
 
 The client side (`request`, `ensure_server`, `start_server`) and the wire protocol are in
 `hook_protocol`.
@@ -48,18 +50,54 @@ DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exi
 # ---------------------------------------------------------------------------------------------
 
 
+HTTP_READ_TIMEOUT = 5.0  # seconds a connection may take to send its request (headers and body)
+HTTP_MAX_CONNECTIONS = 32  # connections handled at once; more are closed at accept
+HTTP_BUDGET = 8.0  # seconds for one http hook request, every wait included (Claude Code allows HTTP_TIMEOUT)
+LOG_EVERY = 60.0  # seconds: connection errors are counted and logged at most once per this
+
+
+class _Tally:
+    """Counts of dropped or failed connections, logged as one line at most every `LOG_EVERY`
+    seconds: a flood of early hang-ups costs a few bytes of log, not a traceback each."""
+
+    def __init__(self, log: Any):
+        import threading
+
+        self.log, self.lock, self.last = log, threading.Lock(), 0.0
+        self.counts: dict[str, int] = {}
+
+    def add(self, what: str) -> None:
+        with self.lock:
+            self.counts[what] = self.counts.get(what, 0) + 1
+            now = time.monotonic()
+            if now - self.last < LOG_EVERY:
+                return
+            self.last, counts, self.counts = now, self.counts, {}
+        self.log("http: " + ", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
+
+
 def _start_http(config: dict, handle: Any, log: Any) -> Any:
     """A threading HTTP server on 127.0.0.1:<port> answering `POST /hook` with the event JSON
-    (Claude Code's http hook) when the `X-Semloop-Token` header matches. None if the port is taken."""
+    (Claude Code's http hook) when the `X-Semloop-Token` header matches, and `POST /challenge`
+    (the SessionStart check, `hook_protocol.verify_http`) with the HMAC of the nonce sent. A
+    connection from another user's socket (`hook_protocol.tcp_peer_uid`, Linux) is closed at
+    accept, unread, token or not; at most `HTTP_MAX_CONNECTIONS` at once, each given
+    `HTTP_READ_TIMEOUT` seconds to send its request. None if the port is taken."""
     import hmac
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from urllib.parse import parse_qs, urlsplit
 
+    from .hook_protocol import challenge_mac, tcp_peer_uid
+
     token = config["token"].encode()
+    slots = threading.BoundedSemaphore(HTTP_MAX_CONNECTIONS)
+    tally = _Tally(log)
+    me = os.getuid()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = HTTP_READ_TIMEOUT  # per read on the connection (an idle keep-alive included)
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -71,24 +109,35 @@ def _start_http(config: dict, handle: Any, log: Any) -> Any:
             self.end_headers()
             self.wfile.write(body)
 
-        def do_POST(self) -> None:
-            given = (self.headers.get(TOKEN_HEADER) or "").encode()
-            if not hmac.compare_digest(given, token):  # another local user: neither fed nor answered
-                self._send(403, b'{"error": "forbidden"}')
-                return
-            url = urlsplit(self.path)
-            if url.path != "/hook":
-                self._send(404, b'{"error": "not found"}')
-                return
+        def _body(self, limit: int) -> bytes | None:
             try:
                 length = int(self.headers.get("Content-Length") or 0)
             except ValueError:
                 length = -1
-            if not 0 <= length <= MAX_REQUEST:
+            if not 0 <= length <= limit:
                 self._send(413, b'{"error": "request too large"}')
                 self.close_connection = True
+                return None
+            return self.rfile.read(length)
+
+        def do_POST(self) -> None:
+            url = urlsplit(self.path)
+            if url.path == "/challenge":  # proves who we are without the token leaving the client
+                nonce = self._body(256)
+                if nonce is not None:
+                    self._send(200, json.dumps({"mac": challenge_mac(token, nonce)}).encode())
                 return
-            body = self.rfile.read(length)
+            given = (self.headers.get(TOKEN_HEADER) or "").encode()
+            if not hmac.compare_digest(given, token):  # neither fed nor answered
+                self._send(403, b'{"error": "forbidden"}')
+                self.close_connection = True
+                return
+            if url.path != "/hook":
+                self._send(404, b'{"error": "not found"}')
+                return
+            body = self._body(MAX_REQUEST)
+            if body is None:
+                return
             query = parse_qs(url.query)
             out = handle(body.decode("utf-8", errors="replace"), (query.get("config") or [None])[0],
                          (query.get("db") or [None])[0])
@@ -99,6 +148,26 @@ def _start_http(config: dict, handle: Any, log: Any) -> Any:
     class Server(ThreadingHTTPServer):
         daemon_threads = True
         request_queue_size = 128
+
+        def verify_request(self, request: Any, client_address: Any) -> bool:
+            uid = tcp_peer_uid(request)
+            if uid is not None and uid != me:  # another user: closed unread, whatever it sends
+                tally.add("connections from other users closed")
+                return False
+            if not slots.acquire(blocking=False):
+                tally.add("connections over the limit closed")
+                return False
+            return True
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                slots.release()
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            exc = sys.exc_info()[1]
+            tally.add(f"connections failed ({type(exc).__name__})")
 
     try:
         server = Server(("127.0.0.1", int(config["port"])), Handler)
@@ -314,11 +383,14 @@ def serve(path: str | None = None, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     except FileNotFoundError:
         pass
     def handle_http(text: str, config: str | None, db: str | None) -> str:
+        from .hook_protocol import Budget
+
         with activity_lock:
             activity["active"] += 1
         sys.stderr.local.buf = []  # nobody reads an http hook's stderr: dropped
-        try:
-            return claude_code.run_hook(text, config_path=config, db=db, post_lock=post_lock)
+        try:  # one budget for the locks and the database: past it, the event is allowed unrecorded
+            return claude_code.run_hook(text, config_path=config, db=db, budget=Budget(HTTP_BUDGET),
+                                        post_lock=_DeadlineLock(post_lock, time.time() + HTTP_BUDGET))
         finally:
             sys.stderr.local.buf = None
             with activity_lock:
@@ -397,8 +469,23 @@ def cmd_hook_server(args: Any) -> int:
             print(f"semloop hook-server: stopped pid {reply.get('pid')} ({path})")
         else:
             print(f"semloop hook-server: pid {reply.get('pid')} on {path}")
+            _print_http_status()
         return 0
     return serve(path, idle_timeout=args.idle_timeout)
+
+
+def _print_http_status() -> None:
+    """`--status`: where http hooks are configured, whether their port is proven to be ours."""
+    from .hook_protocol import verify_http
+
+    try:
+        config = http_config()
+    except OSError:
+        config = None
+    if config is not None:
+        problem = verify_http(config)
+        print(f"semloop hook-server: http 127.0.0.1:{config['port']}: "
+              + (problem if problem else "this user's server (challenge answered)"))
 
 
 def add_cli(subparsers: Any) -> None:

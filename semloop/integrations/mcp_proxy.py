@@ -17,6 +17,10 @@ process for a long time (across conversations, in Claude Desktop), and the proxy
 user message; so a stop is lifted after `resume_after` seconds without tool calls (the loop
 memory is kept: the same loop is flagged again at once).
 
+When the upstream exits (it crashed, or quit), the proxy exits too, with the upstream's exit
+status, as a client running the server directly would see it: it does not stay up answering
+"Connection closed" (-32000), and a call lost with the upstream is never recorded as a repeat.
+
 Fails open: if semloop itself hits an error, the call is forwarded unchanged. Not forwarded:
 the upstream's own requests to the client (sampling, elicitation, roots) and its notifications
 (list changes, log messages, progress).
@@ -26,11 +30,12 @@ the upstream's own requests to the client (sampling, elicitation, roots) and its
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, AsyncIterator, Callable, NamedTuple, Sequence
 
 from ..config import Config, fail_open
 from . import keep_verdict
@@ -41,6 +46,8 @@ log = logging.getLogger("semloop")
 
 INSTALL_HINT = "semloop's MCP proxy needs the `mcp` package (2.x): pip install 'semloop[mcp]'"
 DEFAULT_RESUME_AFTER = 120.0  # seconds without tool calls after which a stop is lifted
+CONNECTION_CLOSED = -32000  # the JSON-RPC error code `mcp` gives a request whose connection closed
+UPSTREAM_STOP_GRACE = 2.0  # seconds the upstream gets to exit after its stdin closes (then SIGTERM, SIGKILL)
 STOP_NOTE = ("No tool of this server will run for now. Telling the user what is blocking progress "
              "lets them decide how to go on.")
 
@@ -71,6 +78,7 @@ class GuardedTools:
         self.resume_after = resume_after
         self.clock = clock
         self.verdicts: list[Any] = []  # the last 256 warn / stop verdicts
+        self.upstream_status: int | None = None  # the upstream's exit status, once it exited (run_proxy)
         self._last_call: float | None = None
 
     async def call(self, params: Any) -> Any:
@@ -86,7 +94,9 @@ class GuardedTools:
         except Exception as exc:
             from mcp import MCPError
 
-            if isinstance(exc, MCPError):  # the upstream answered with a JSON-RPC error: still a result
+            # the upstream answered with a JSON-RPC error: still a result. A closed connection is
+            # not an answer (the upstream is gone: the proxy exits), so it is never a repeat
+            if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:
                 self._record(name, arguments, exc.message, True)
             raise
         verdict = self._record(name, arguments, _plain(result), bool(result.is_error))
@@ -167,33 +177,145 @@ def build_server(upstream: Any, initialized: Any, tools: GuardedTools) -> Any:
                   instructions=initialized.instructions, **handlers)
 
 
+class Upstream(NamedTuple):
+    """The upstream server process, the two streams an `mcp.ClientSession` talks over, and an
+    event set when the upstream's stdout has ended (it exited, or closed it)."""
+
+    process: Any
+    read_stream: Any
+    write_stream: Any
+    ended: Any
+
+
+@contextlib.asynccontextmanager
+async def spawn_upstream(command: Sequence[str], env: dict[str, str] | None = None,
+                         cwd: str | None = None) -> AsyncIterator[Upstream]:
+    """Start the upstream MCP server (stdio: one JSON-RPC message per line each way; its stderr is
+    ours) and hold its process, so the proxy knows when it exits and with what status. On exit:
+    stdin closed, `UPSTREAM_STOP_GRACE` seconds to exit, then SIGTERM, then SIGKILL."""
+    import anyio
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    process = await anyio.open_process(list(command), env=env, cwd=cwd, stderr=None)
+    stdout, stdin = process.stdout, process.stdin
+    assert stdout is not None and stdin is not None  # (opened as pipes)
+    to_session, read_stream = anyio.create_memory_object_stream[Any](0)
+    write_stream, from_session = anyio.create_memory_object_stream[Any](0)
+    ended = anyio.Event()
+
+    async def reader() -> None:
+        buffer = b""
+        async with to_session:
+            try:
+                async for chunk in stdout:
+                    *lines, buffer = (buffer + chunk).split(b"\n")
+                    for line in lines:
+                        if not line.strip():
+                            continue
+                        try:
+                            message: Any = SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
+                        except ValueError as exc:  # the session reports it
+                            message = exc
+                        await to_session.send(message)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                pass
+            finally:
+                ended.set()
+
+    async def writer() -> None:
+        async with from_session:
+            try:
+                async for message in from_session:
+                    text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await stdin.send(text.encode("utf-8") + b"\n")
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                await to_session.aclose()  # the upstream stopped reading: the session sees the end
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield Upstream(process, read_stream, write_stream, ended)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _stop(process)
+            tg.cancel_scope.cancel()
+
+
+async def _stop(process: Any) -> None:
+    import anyio
+
+    with contextlib.suppress(Exception):
+        await process.stdin.aclose()
+    for signal_process in (None, process.terminate, process.kill):
+        if signal_process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                signal_process()
+        with anyio.move_on_after(UPSTREAM_STOP_GRACE):
+            while process.returncode is None:
+                await anyio.sleep(0.02)
+        if process.returncode is not None:
+            return
+
+
 async def run_proxy(command: Sequence[str], read_stream: Any, write_stream: Any, *,
                     config: Config | None = None, resume_after: float = DEFAULT_RESUME_AFTER,
-                    env: dict[str, str] | None = None, cwd: str | None = None) -> GuardedTools:
+                    env: dict[str, str] | None = None, cwd: str | None = None,
+                    on_upstream_exit: Callable[[int | None], Any] | None = None) -> GuardedTools:
     """Start `command` as the upstream MCP server and serve the proxy on the given streams until
-    the client disconnects. The upstream gets this process's environment (`env`: instead)."""
+    the client disconnects or the upstream exits: then `tools.upstream_status` is its exit status
+    (None if it did not exit within `UPSTREAM_STOP_GRACE` of closing its stdout), and
+    `on_upstream_exit(status)` is called first. The upstream gets this process's environment
+    (`env`: instead)."""
     _require_mcp()
-    from mcp import ClientSession, StdioServerParameters, stdio_client
+    import anyio
+    from mcp import ClientSession
 
     if not command:
         raise ValueError("no upstream server command: semloop mcp-proxy -- <command> [args ...]")
-    params = StdioServerParameters(command=command[0], args=list(command[1:]),
-                                   env=dict(os.environ) if env is None else env, cwd=cwd)
-    async with stdio_client(params) as (up_read, up_write), ClientSession(up_read, up_write) as upstream:
+    async with spawn_upstream(command, dict(os.environ) if env is None else env, cwd) as up, \
+            ClientSession(up.read_stream, up.write_stream) as upstream:
         initialized = await upstream.initialize()
         tools = GuardedTools(upstream, config, resume_after=resume_after)
         server = build_server(upstream, initialized, tools)
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as tg:
+            async def serve() -> None:
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()  # the client is gone
+
+            async def watch() -> None:
+                await up.ended.wait()
+                # its exit status (not process.wait(): a child may hold the pipes)
+                with anyio.move_on_after(UPSTREAM_STOP_GRACE):
+                    while up.process.returncode is None:
+                        await anyio.sleep(0.02)
+                tools.upstream_status = up.process.returncode
+                if on_upstream_exit is not None:
+                    on_upstream_exit(tools.upstream_status)
+                tg.cancel_scope.cancel()  # the upstream is gone: so is the proxy
+
+            tg.start_soon(serve)
+            tg.start_soon(watch)
         return tools
 
 
 async def serve_stdio(command: Sequence[str], **options: Any) -> GuardedTools:
-    """`run_proxy` on this process's stdin / stdout."""
+    """`run_proxy` on this process's stdin / stdout. When the upstream exits, so does this
+    process, at once and with the upstream's exit status (a signal N gives 128 + N; 1 if unknown),
+    as a client running the server directly sees it: the reader of stdin sits in a thread that only
+    a new message from the client would wake, so nothing short of an exit ends it."""
     _require_mcp()
     from mcp.server.stdio import stdio_server
 
+    def exit_with(status: int | None) -> None:
+        print(f"semloop: the upstream MCP server ({' '.join(command)}) exited with status {status}; "
+              "the proxy exits too", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(1 if status is None else status if status >= 0 else 128 - status)
+
     async with stdio_server() as (read_stream, write_stream):
-        return await run_proxy(command, read_stream, write_stream, **options)
+        return await run_proxy(command, read_stream, write_stream, on_upstream_exit=exit_with, **options)
 
 
 # -- command line ---------------------------------------------------------------------------------
