@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import features, messages, policy, signals
+from . import features, hints, messages, policy, signals
 from .config import Config, fail_open
 from .redact import redact_text, redact_words
 from .embeddings import Embedder, load_embedder
@@ -222,6 +222,7 @@ class LoopGuard:
             edits=features.is_edit(tool_input, values),
             search=search,
             plain_words=features.plain_words(values),
+            result_excerpt=hints.result_excerpt(text, cfg.hint_excerpt_chars),  # redacted there
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -269,7 +270,9 @@ class LoopGuard:
                 state.flagged_sigs.pop(next(iter(state.flagged_sigs)))
             state.last_related = tuple(sorted({i for s in found for i in s.related_steps}))
             state.last_kind = found[0].kind
-        return Verdict(action, step.index, tuple(found), self._message(action, step, found))
+        if action == "stop":
+            state.stop(step.index)
+        return Verdict(action, step.index, tuple(found), self._message(action, step, found, cfg))
 
     def _check(self, tool: str, tool_input: Any) -> Verdict:
         state, cfg = self.state, self.config
@@ -277,23 +280,42 @@ class LoopGuard:
         looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings
         if not (state.stopped or looping):
             return Verdict("allow", state.steps_seen)
-        state.stopped = True
+        if state.stopped:  # whatever this call is: the run was stopped before it, and says so
+            kind, related = state.stop_kind or state.last_kind, state.stop_related or state.last_related
+            text = messages.render("stop_refused", cfg.language, cfg.messages, tool=tool, steps=_steps_text(related),
+                                   reasons=messages.reason_text(kind, cfg.language) if kind else "-",
+                                   stop_step=state.stopped_at if state.stopped_at >= 0 else "-",
+                                   warnings=state.warnings, resume=self._resume_text())
+            return Verdict("stop", state.steps_seen, (), text)
+        # this call continues the loop the warnings were about: the hard stop
+        state.stop(state.steps_seen, tuple(sorted({*state.last_related, state.flagged_sigs[sig]})))
         text = messages.render("stop_check", cfg.language, cfg.messages, tool=tool,
-                               steps=_steps_text(state.last_related), warnings=state.warnings)
+                               steps=_steps_text(state.stop_related), warnings=state.warnings,
+                               reasons=messages.reason_text(state.last_kind, cfg.language) if state.last_kind else "-",
+                               evidence=hints.earlier_result(state, state.flagged_sigs[sig], cfg),
+                               stop_step=state.stopped_at, resume=self._resume_text())
         return Verdict("stop", state.steps_seen, (), text)
 
-    def _message(self, action: str, step: StepRecord, found: list[Signal]) -> str | None:
+    def _resume_text(self) -> str:
+        cfg = self.config
+        if self.session is not None and not cfg.messages.get("resume"):
+            return messages.render("resume_session", cfg.language, cfg.messages, session=self.session)
+        return messages.render("resume", cfg.language, cfg.messages)
+
+    def _message(self, action: str, step: StepRecord, found: list[Signal], cfg: Config) -> str | None:
         if action == "allow":
             return None
-        cfg = self.config
-        related = sorted({i for s in found for i in s.related_steps}) or list(self.state.last_related)
+        state = self.state
+        related = sorted({i for s in found for i in s.related_steps}) or list(state.last_related)
         # the most specific evidence explains the verdict; all of it is in `Verdict.signals`
-        kind = found[0].kind if found else self.state.last_kind  # after a stop: why it stopped
+        kind = found[0].kind if found else state.last_kind  # after a stop: why it stopped
         reasons = messages.reason_text(kind, cfg.language) if kind else "-"
         key = "warn_message" if action == "warn" and step.is_message else action
         return messages.render(key, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
-                               reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
-                               call=step.call_preview)
+                               reasons=reasons, count=len(related) + 1, warnings=state.warnings - 1,
+                               call=step.call_preview, evidence=hints.evidence(state, step, found, cfg),
+                               stop_step=state.stopped_at if state.stopped_at >= 0 else step.index,
+                               resume=self._resume_text() if action == "stop" else "")
 
 
 def _is_store_error(exc: Exception) -> bool:
@@ -311,6 +333,7 @@ def _redacted(step: StepRecord) -> StepRecord:
     step.input_words = redact_words(step.input_words)
     step.plain_words = redact_words(step.plain_words)
     step.short_words = redact_words(step.short_words)
+    step.result_excerpt = redact_text(step.result_excerpt)  # (hints.result_excerpt redacted it already)
     return step
 
 
