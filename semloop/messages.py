@@ -34,8 +34,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
                  "progress ({reasons}; steps {steps}) after {warnings} earlier warning(s). The last repeated call "
                  "was {tool}: {call}.{evidence} The run ends here; the work done so far is kept. {resume}"),
         "stop_check": ("semloop blocked this {tool} call: it repeats a loop that was already flagged "
-                       "{warnings} time(s) (steps {steps}; {reasons}).{evidence} The call was not run, and the "
-                       "run is stopped at step {stop_step}. {resume}"),
+                       "{warnings} time(s) (steps {steps}; {reasons}).{evidence} The call was not run. The run "
+                       "is stopped at step {stop_step}. {resume}"),
         "stop_refused": ("semloop blocked this {tool} call: the run was stopped at step {stop_step} because of a "
                          "loop ({reasons}; steps {steps}), so no call runs until the stop is lifted. The call was "
                          "not run. {resume}"),
@@ -59,7 +59,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
                  "（{reasons}；步骤 {steps}）。最后一次重复的调用是 {tool}：{call}。{evidence}"
                  "运行在此结束；之前完成的工作均已保留。{resume}"),
         "stop_check": ("semloop 阻止了此次 {tool} 调用：它重复了一个已被提醒 {warnings} 次的循环（步骤 {steps}；{reasons}）。"
-                       "{evidence}该调用未执行，运行在步骤 {stop_step} 停止。{resume}"),
+                       "{evidence}该调用未执行。运行在步骤 {stop_step} 停止。{resume}"),
         "stop_refused": ("semloop 阻止了此次 {tool} 调用：运行已因一个循环（{reasons}；步骤 {steps}）在步骤 {stop_step} "
                          "停止，解除之前不会执行任何调用。该调用未执行。{resume}"),
         "resume": "用户的下一条消息会解除停止。",

@@ -121,7 +121,7 @@ def test_a_refused_repeat_stops_the_run_there_and_later_calls_say_so():
     denied = guard.check("Bash", {"command": "cat  /tmp/test.txt"})
     assert denied.message.startswith("semloop blocked this Bash call: it repeats a loop that was already flagged 2")
     assert "Step 3 already failed the same way: `cat: /tmp/test.txt: Permission denied`" in denied.message
-    assert "the run is stopped at step 4" in denied.message
+    assert "The call was not run. The run is stopped at step 4." in denied.message
     other = guard.check("Read", {"file_path": "/other.py"})
     assert "the run was stopped at step 4 because of a loop (identical call and result; steps 0, 1, 2, 3)" \
         in other.message
