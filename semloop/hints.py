@@ -12,7 +12,7 @@ that fail alike, and for a repeated message the latest reply to one of the messa
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import messages, signals
 from .config import Config

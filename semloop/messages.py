@@ -19,7 +19,8 @@ change every time, so "the result did not change" would not be true there.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 TEMPLATES: dict[str, dict[str, str]] = {
     "en": {
@@ -97,27 +98,27 @@ REASONS: dict[str, dict[str, str]] = {
 ERRORS: dict[str, dict[str, tuple[str, str]]] = {
     # error class (features.error_class) → (the error in words, what it implies for the next attempt)
     "en": {
-        "permission": ("a permission error", "a different command form will not change that; the permissions "
-                                             "have to change, or the user can grant access"),
+        "permission": ("a permission error", ("a different command form will not change that; the permissions "
+                                              "have to change, or the user can grant access")),
         "auth": ("an authentication error", "retrying will not help until the credentials change"),
-        "command": ("a command that is not installed", "rewording the call will not find it; it has to be "
-                                                       "installed, or another tool used"),
+        "command": ("a command that is not installed", ("rewording the call will not find it; it has to be "
+                                                        "installed, or another tool used")),
         "module": ("a missing module", "the package has to be installed, or the right environment used, first"),
-        "not_found": ("a not-found error", "the target is not where it was looked for; finding where it is (or "
-                                           "whether it exists) comes before reading it again"),
-        "timeout": ("a timeout", "the same request is likely to time out again; a smaller request, or "
-                                 "waiting, would help"),
-        "connection": ("a connection error", "the service cannot be reached from here; retrying at once will "
-                                             "not change that"),
-        "rate_limit": ("a rate limit", "calls are refused until the limit resets; waiting helps, rewording "
-                                       "does not"),
-        "syntax": ("a syntax error", "the input itself is malformed; the fix is in the text, not in running it "
-                                     "again"),
+        "not_found": ("a not-found error", ("the target is not where it was looked for; finding where it is (or "
+                                            "whether it exists) comes before reading it again")),
+        "timeout": ("a timeout", ("the same request is likely to time out again; a smaller request, or "
+                                  "waiting, would help")),
+        "connection": ("a connection error", ("the service cannot be reached from here; retrying at once will "
+                                              "not change that")),
+        "rate_limit": ("a rate limit", ("calls are refused until the limit resets; waiting helps, rewording "
+                                        "does not")),
+        "syntax": ("a syntax error", ("the input itself is malformed; the fix is in the text, not in running it "
+                                      "again")),
         "disk": ("a full disk", "space has to be freed first"),
-        "memory": ("an out-of-memory error", "the task needs less memory (a smaller input) before it can "
-                                             "succeed"),
-        "empty": ("no results", "what is searched for is probably not there in this form; a broader query or "
-                                "another source would help"),
+        "memory": ("an out-of-memory error", ("the task needs less memory (a smaller input) before it can "
+                                              "succeed")),
+        "empty": ("no results", ("what is searched for is probably not there in this form; a broader query or "
+                                 "another source would help")),
     },
     "zh": {
         "permission": ("权限错误", "换一种命令写法不会改变这一点；需要更改权限，或由用户授予访问权限"),

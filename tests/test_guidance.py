@@ -19,7 +19,7 @@ START = {"session_id": "s-guid", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp
 
 
 def _semloop(args: list[str], stdin: str = "", **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(SEMLOOP + args, input=stdin, capture_output=True, text=True, timeout=120,
+    return subprocess.run(SEMLOOP + args, check=False, input=stdin, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "SEMLOOP_HOOK_SERVER": "0", **env})
 
 
