@@ -284,7 +284,7 @@ class LoopGuard:
             kind, related = state.stop_kind or state.last_kind, state.stop_related or state.last_related
             text = messages.render("stop_refused", cfg.language, cfg.messages, tool=tool, steps=_steps_text(related),
                                    reasons=messages.reason_text(kind, cfg.language) if kind else "-",
-                                   stop_step=state.stopped_at if state.stopped_at >= 0 else "-",
+                                   stop_step=_stop_step(state),
                                    warnings=state.warnings, resume=self._resume_text())
             return Verdict("stop", state.steps_seen, (), text)
         # this call continues the loop the warnings were about: the hard stop
@@ -404,6 +404,13 @@ def _is_work(step: StepRecord, state: SessionState) -> bool:
 def _new_call(step: StepRecord, state: SessionState) -> bool:
     """No window step made this call (normalized signature)."""
     return all(prev.norm_sig != step.norm_sig for prev in state.window)
+
+
+def _stop_step(state: SessionState) -> int:
+    """The step the run was stopped at (a state stored before stops kept theirs: its last flag)."""
+    if state.stopped_at >= 0:
+        return state.stopped_at
+    return max(state.flagged_sigs.values(), default=state.steps_seen)
 
 
 def _steps_text(steps: Sequence[int]) -> str:

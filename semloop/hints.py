@@ -54,15 +54,8 @@ def cite(state: SessionState, step: StepRecord, found: Sequence[Signal], cfg: Co
 
 def evidence(state: SessionState, step: StepRecord, found: Sequence[Signal], cfg: Config) -> str:
     """The {evidence} text of a warn or stop on `step` (already in `state.window` or not)."""
-    parts = []
     cited = cite(state, step, found, cfg)
-    if cited is not None:
-        key, prev = cited
-        if prev.result_excerpt:
-            parts.append(messages.render(key, cfg.language, cfg.messages, step=prev.index,
-                                         excerpt=prev.result_excerpt))
-        elif key != "evidence_answer":
-            parts.append(messages.render("evidence_nothing", cfg.language, cfg.messages, step=prev.index))
+    parts = [] if cited is None else [_quote(*cited, cfg)]
     if step.is_error and not step.is_message:
         parts.append(messages.error_text(step.error_class, cfg.language, cfg.messages))
     return _join(parts, cfg.language)
@@ -73,13 +66,19 @@ def earlier_result(state: SessionState, index: int, cfg: Config) -> str:
     prev = next((s for s in state.window if s.index == index), None)
     if prev is None or prev.is_message or cfg.hint_excerpt_chars <= 0:
         return ""
-    key = "evidence_failed" if prev.is_error else "evidence_result"
-    parts = [messages.render(key, cfg.language, cfg.messages, step=prev.index, excerpt=prev.result_excerpt)
-             if prev.result_excerpt else
-             messages.render("evidence_nothing", cfg.language, cfg.messages, step=prev.index)]
+    parts = [_quote("evidence_failed" if prev.is_error else "evidence_result", prev, cfg)]
     if prev.is_error:
         parts.append(messages.error_text(prev.error_class, cfg.language, cfg.messages))
     return _join(parts, cfg.language)
+
+
+def _quote(key: str, prev: StepRecord, cfg: Config) -> str:
+    """The "evidence_*" sentence `key` for step `prev`: its excerpt, or that it returned nothing."""
+    if prev.result_excerpt:
+        return messages.render(key, cfg.language, cfg.messages, step=prev.index, excerpt=prev.result_excerpt)
+    if key == "evidence_answer":
+        return ""  # an empty reply answered nothing
+    return messages.render("evidence_nothing", cfg.language, cfg.messages, step=prev.index)
 
 
 def _join(parts: list[str], language: str) -> str:

@@ -220,3 +220,11 @@ def test_dev_warnings_never_echo_a_secret(dev_traces):
                 leaked += secret.split("=")[-1].split()[-1] in verdict.message or contains_secret([verdict.message])
                 quoted += bool(re.search(r"`[^`]*redacted:[0-9a-f]{8}", verdict.message))
     assert warned >= 200 and leaked == 0 and quoted >= 0.95 * warned, (warned, leaked, quoted)
+
+
+def test_a_stop_stored_without_its_step_still_names_one():
+    guard = LoopGuard()
+    _loop(guard, DENIED, 4)
+    guard.state.stopped = True  # as a state stored by a build that kept no stop step
+    refused = guard.check("Read", {"file_path": "/x"}).message
+    assert "the run was stopped at step 3 because of a loop (identical call and result; steps 0, 1, 2)" in refused
