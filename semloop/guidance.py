@@ -19,6 +19,8 @@ claude-code --guidance` adds it at session start. Off by default everywhere.
 
 from __future__ import annotations
 
+from typing import Any
+
 GUIDANCE: dict[str, str] = {
     "en": (
         "Working with tools without going in circles:\n"
@@ -56,7 +58,7 @@ def guidance(language: str = "en") -> str:
         raise ValueError(f"language must be one of {sorted(GUIDANCE)}, got {language!r}") from None
 
 
-def with_guidance(system: object, language: str = "en") -> object:
+def with_guidance(system: Any, language: str = "en") -> str | list[Any]:
     """A system prompt with the guidance after it: a string (or None) gives a string, a list of
     content blocks gets one more text block."""
     text = guidance(language)
