@@ -280,21 +280,11 @@ class LoopGuard:
         looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings
         if not (state.stopped or looping):
             return Verdict("allow", state.steps_seen)
-        if state.stopped:  # whatever this call is: the run was stopped before it, and says so
-            kind, related = state.stop_kind or state.last_kind, state.stop_related or state.last_related
-            text = messages.render("stop_refused", cfg.language, cfg.messages, tool=tool, steps=_steps_text(related),
-                                   reasons=messages.reason_text(kind, cfg.language) if kind else "-",
-                                   stop_step=_stop_step(state),
-                                   warnings=state.warnings, resume=self._resume_text())
-            return Verdict("stop", state.steps_seen, (), text)
-        # this call continues the loop the warnings were about: the hard stop
-        state.stop(state.steps_seen, tuple(sorted({*state.last_related, state.flagged_sigs[sig]})))
-        text = messages.render("stop_check", cfg.language, cfg.messages, tool=tool,
-                               steps=_steps_text(state.stop_related), warnings=state.warnings,
-                               reasons=messages.reason_text(state.last_kind, cfg.language) if state.last_kind else "-",
-                               evidence=hints.earlier_result(state, state.flagged_sigs[sig], cfg),
-                               stop_step=state.stopped_at, resume=self._resume_text())
-        return Verdict("stop", state.steps_seen, (), text)
+        repeats = None
+        if not state.stopped:  # this call continues the loop the warnings were about: the hard stop
+            repeats = state.flagged_sigs[sig]
+            state.stop(state.steps_seen, tuple(sorted({*state.last_related, repeats})))
+        return Verdict("stop", state.steps_seen, (), hints.refusal(state, tool, repeats, cfg, self._resume_text()))
 
     def _resume_text(self) -> str:
         cfg = self.config
@@ -305,16 +295,15 @@ class LoopGuard:
     def _message(self, action: str, step: StepRecord, found: list[Signal], cfg: Config) -> str | None:
         if action == "allow":
             return None
-        state = self.state
-        related = sorted({i for s in found for i in s.related_steps}) or list(state.last_related)
+        related = sorted({i for s in found for i in s.related_steps}) or list(self.state.last_related)
         # the most specific evidence explains the verdict; all of it is in `Verdict.signals`
-        kind = found[0].kind if found else state.last_kind  # after a stop: why it stopped
+        kind = found[0].kind if found else self.state.last_kind  # after a stop: why it stopped
         reasons = messages.reason_text(kind, cfg.language) if kind else "-"
         key = "warn_message" if action == "warn" and step.is_message else action
-        return messages.render(key, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
-                               reasons=reasons, count=len(related) + 1, warnings=state.warnings - 1,
-                               call=step.call_preview, evidence=hints.evidence(state, step, found, cfg),
-                               stop_step=state.stopped_at if state.stopped_at >= 0 else step.index,
+        return messages.render(key, cfg.language, cfg.messages, tool=step.tool, steps=hints.steps_text(related),
+                               reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
+                               call=step.call_preview, evidence=hints.evidence(self.state, step, found, cfg),
+                               stop_step=hints.stop_step(self.state),
                                resume=self._resume_text() if action == "stop" else "")
 
 
@@ -404,17 +393,3 @@ def _is_work(step: StepRecord, state: SessionState) -> bool:
 def _new_call(step: StepRecord, state: SessionState) -> bool:
     """No window step made this call (normalized signature)."""
     return all(prev.norm_sig != step.norm_sig for prev in state.window)
-
-
-def _stop_step(state: SessionState) -> int:
-    """The step the run was stopped at (a state stored before stops kept theirs: its last flag)."""
-    if state.stopped_at >= 0:
-        return state.stopped_at
-    return max(state.flagged_sigs.values(), default=state.steps_seen)
-
-
-def _steps_text(steps: Sequence[int]) -> str:
-    steps = list(steps)
-    if len(steps) > 8:
-        steps = steps[:3] + ["…"] + steps[-4:]
-    return ", ".join(str(s) for s in steps) or "-"

@@ -61,6 +61,34 @@ def evidence(state: SessionState, step: StepRecord, found: Sequence[Signal], cfg
     return _join(parts, cfg.language)
 
 
+def refusal(state: SessionState, tool: str, repeats: int | None, cfg: Config, resume: str) -> str:
+    """The text of a refused call: `repeats` is the flagged step it repeats ("stop_check": the run
+    stops at this call), None for any call after the stop ("stop_refused": the run was stopped at
+    step N because of that loop, whatever this call is)."""
+    kind, related = state.stop_kind or state.last_kind, state.stop_related or state.last_related
+    values = {"tool": tool, "steps": steps_text(related), "warnings": state.warnings, "resume": resume,
+              "reasons": messages.reason_text(kind, cfg.language) if kind else "-", "stop_step": stop_step(state)}
+    if repeats is None:
+        return messages.render("stop_refused", cfg.language, cfg.messages, **values)
+    return messages.render("stop_check", cfg.language, cfg.messages, evidence=earlier_result(state, repeats, cfg),
+                           **values)
+
+
+def stop_step(state: SessionState) -> int:
+    """The step the run was stopped at (a state stored before stops kept theirs: its last flag)."""
+    if state.stopped_at >= 0:
+        return state.stopped_at
+    return max(state.flagged_sigs.values(), default=state.steps_seen)
+
+
+def steps_text(steps: Sequence[int]) -> str:
+    """Step numbers for a message: all of them, or the first three and the last four."""
+    shown: list[int | str] = list(steps)
+    if len(shown) > 8:
+        shown = shown[:3] + ["…"] + shown[-4:]
+    return ", ".join(str(s) for s in shown) or "-"
+
+
 def earlier_result(state: SessionState, index: int, cfg: Config) -> str:
     """For a refused call that repeats step `index`: what that step returned (if still in the window)."""
     prev = next((s for s in state.window if s.index == index), None)
