@@ -11,13 +11,14 @@ script's hook client — start without numpy.
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
+from .guidance import guidance
 from .verdict import LoopStopped, Signal, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import scan
     from .guard import LoopGuard
 
-__all__ = ["LoopGuard", "Config", "Verdict", "Signal", "LoopStopped", "scan"]
+__all__ = ["LoopGuard", "Config", "Verdict", "Signal", "LoopStopped", "guidance", "scan"]
 __version__ = "0.1.0"
 
 

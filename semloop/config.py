@@ -115,8 +115,13 @@ class Config:
     """Message language: "en" or "zh". Override single templates with `messages`."""
 
     messages: Mapping[str, str] = field(default_factory=dict)
-    """Template overrides by key ("warn", "warn_message", "stop", "stop_check"); see `semloop.messages`.
+    """Template overrides by key ("warn", "warn_message", "stop", "stop_check", "stop_refused", "resume",
+    "evidence_result", ...); see `semloop.messages`.
     "warn_message" (the hint on a repeated message) falls back to an overridden "warn"."""
+
+    hint_excerpt_chars: int = 120
+    """Characters of an earlier result a hint quotes ("step 3 already returned: `pandas 1.5.3`"),
+    redacted like stored state; 0 quotes nothing. Each stored step keeps this much of its result."""
 
     fail_open: bool = True
     """On an internal error, `record`/`check` return "allow" and log a warning. False raises."""
@@ -146,6 +151,9 @@ class Config:
             _check(isinstance(value, int) and value >= 1, f"{name} must be a positive integer, got {value!r}")
         _check(isinstance(self.max_warnings, int) and self.max_warnings >= 0,
                f"max_warnings must be an integer >= 0, got {self.max_warnings!r}")
+        _check(isinstance(self.hint_excerpt_chars, int) and not isinstance(self.hint_excerpt_chars, bool)
+               and self.hint_excerpt_chars >= 0,
+               f"hint_excerpt_chars must be an integer >= 0, got {self.hint_excerpt_chars!r}")
         _check(self.store is None or isinstance(self.store, str), f"store must be a URL string, got {self.store!r}")
         _check(isinstance(self.store_ttl, (int, float)) and self.store_ttl > 0,
                f"store_ttl must be a positive number of seconds, got {self.store_ttl!r}")

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import features, messages, policy, signals
+from . import features, hints, messages, policy, signals
 from .config import Config, fail_open
 from .redact import redact_text, redact_words
 from .embeddings import Embedder, load_embedder
@@ -225,6 +225,7 @@ class LoopGuard:
             edits=features.is_edit(tool_input, values),
             search=search,
             plain_words=features.plain_words(values),
+            result_excerpt=hints.result_excerpt(text, cfg.hint_excerpt_chars),  # redacted there
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -272,7 +273,9 @@ class LoopGuard:
                 state.flagged_sigs.pop(next(iter(state.flagged_sigs)))
             state.last_related = tuple(sorted({i for s in found for i in s.related_steps}))
             state.last_kind = found[0].kind
-        return Verdict(action, step.index, tuple(found), self._message(action, step, found))
+        if action == "stop":
+            state.stop(step.index)
+        return Verdict(action, step.index, tuple(found), self._message(action, step, found, cfg))
 
     def _check(self, tool: str, tool_input: Any) -> Verdict:
         state, cfg = self.state, self.config
@@ -280,23 +283,31 @@ class LoopGuard:
         looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings
         if not (state.stopped or looping):
             return Verdict("allow", state.steps_seen)
-        state.stopped = True
-        text = messages.render("stop_check", cfg.language, cfg.messages, tool=tool,
-                               steps=_steps_text(state.last_related), warnings=state.warnings)
-        return Verdict("stop", state.steps_seen, (), text)
+        repeats = None
+        if not state.stopped:  # this call continues the loop the warnings were about: the hard stop
+            repeats = state.flagged_sigs[sig]
+            state.stop(state.steps_seen, tuple(sorted({*state.last_related, repeats})))
+        return Verdict("stop", state.steps_seen, (), hints.refusal(state, tool, repeats, cfg, self._resume_text()))
 
-    def _message(self, action: str, step: StepRecord, found: list[Signal]) -> str | None:
+    def _resume_text(self) -> str:
+        cfg = self.config
+        if self.session is not None and not cfg.messages.get("resume"):
+            return messages.render("resume_session", cfg.language, cfg.messages, session=self.session)
+        return messages.render("resume", cfg.language, cfg.messages)
+
+    def _message(self, action: str, step: StepRecord, found: list[Signal], cfg: Config) -> str | None:
         if action == "allow":
             return None
-        cfg = self.config
         related = sorted({i for s in found for i in s.related_steps}) or list(self.state.last_related)
         # the most specific evidence explains the verdict; all of it is in `Verdict.signals`
         kind = found[0].kind if found else self.state.last_kind  # after a stop: why it stopped
         reasons = messages.reason_text(kind, cfg.language) if kind else "-"
         key = "warn_message" if action == "warn" and step.is_message else action
-        return messages.render(key, cfg.language, cfg.messages, tool=step.tool, steps=_steps_text(related),
+        return messages.render(key, cfg.language, cfg.messages, tool=step.tool, steps=hints.steps_text(related),
                                reasons=reasons, count=len(related) + 1, warnings=self.state.warnings - 1,
-                               call=step.call_preview)
+                               call=step.call_preview, evidence=hints.evidence(self.state, step, found, cfg),
+                               stop_step=hints.stop_step(self.state),
+                               resume=self._resume_text() if action == "stop" else "")
 
 
 def _is_store_error(exc: Exception) -> bool:
@@ -314,6 +325,7 @@ def _redacted(step: StepRecord) -> StepRecord:
     step.input_words = redact_words(step.input_words)
     step.plain_words = redact_words(step.plain_words)
     step.short_words = redact_words(step.short_words)
+    step.result_excerpt = redact_text(step.result_excerpt)  # (hints.result_excerpt redacted it already)
     return step
 
 
@@ -384,10 +396,3 @@ def _is_work(step: StepRecord, state: SessionState) -> bool:
 def _new_call(step: StepRecord, state: SessionState) -> bool:
     """No window step made this call (normalized signature)."""
     return all(prev.norm_sig != step.norm_sig for prev in state.window)
-
-
-def _steps_text(steps: Sequence[int]) -> str:
-    steps = list(steps)
-    if len(steps) > 8:
-        steps = steps[:3] + ["…"] + steps[-4:]
-    return ", ".join(str(s) for s in steps) or "-"

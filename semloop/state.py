@@ -48,6 +48,7 @@ class StepRecord:
     search: bool = False  # the call searches (features.is_search)
     plain_words: frozenset = frozenset()  # its words outside paths, URLs and numbers (features.plain_words)
     closing: bool = False  # a message that only closes: thanks, goodbye (features.is_closing)
+    result_excerpt: str = ""  # the result's head, redacted and bounded (hints.result_excerpt): what hints quote
 
 
 @dataclass(slots=True)
@@ -84,6 +85,9 @@ class SessionState:
     flagged_sigs: dict[str, int] = field(default_factory=dict)  # norm_sig → step last flagged (bounded, oldest out)
     last_related: tuple[int, ...] = ()  # evidence of the latest flag, for messages
     last_kind: str = ""
+    stopped_at: int = -1  # the step at which the run was stopped (-1: not stopped)
+    stop_kind: str = ""  # the loop that stopped it: its most specific signal kind ...
+    stop_related: tuple[int, ...] = ()  # ... and the earlier steps it matched
     fact_counts: "OrderedDict[str, int]" = field(default_factory=OrderedDict)  # fact → brief results stating it (bounded)
 
     @classmethod
@@ -94,5 +98,16 @@ class SessionState:
         """Lift a stop and forget the warnings (the user stepped in), keeping the loop memory:
         repeating the same loop is flagged again at once."""
         self.stopped = False
+        self.stopped_at = -1
         self.warnings = 0
         self.clean_streak = 0
+
+    def stop(self, at: int, related: tuple[int, ...] | None = None) -> None:
+        """Stop the run at step `at` because of the latest flagged loop (`related`: its steps, by
+        default those of the latest flag). A stop already in force keeps its own step and loop."""
+        if self.stopped and self.stopped_at >= 0:
+            return
+        self.stopped = True
+        self.stopped_at = at
+        self.stop_kind = self.last_kind
+        self.stop_related = self.last_related if related is None else related

@@ -486,3 +486,35 @@ def test_tool_runner_async_guarded_tool_and_decorator_form():
     assert final.content[0].text == "Nothing found."
     assert "warn" in [v.action for v in web_search.verdicts]
     assert any("[semloop]" in content_text(model.tool_results(i)[0]) for i in range(1, len(model.requests)))
+
+
+# -- guidance, quotes, resuming --------------------------------------------------------------------
+
+
+def test_guidance_flag_adds_the_block_after_the_system_prompt():
+    import semloop
+
+    model = ScriptedModel(["Nothing to do."])
+    run(model, lambda n, i: "", system="You are careful.", guidance=True)
+    assert model.requests[0]["system"] == f"You are careful.\n\n{semloop.guidance()}"
+    blocks = [{"type": "text", "text": "You are careful."}]
+    run(model, lambda n, i: "", system=blocks, guidance=True, guard=LoopGuard(language="zh"))
+    assert model.requests[1]["system"] == [*blocks, {"type": "text", "text": semloop.guidance("zh")}]
+    run(model, lambda n, i: "")
+    assert "system" not in model.requests[2]  # off by default
+
+
+def test_the_model_reads_what_the_earlier_step_returned_and_a_stopped_guard_resumes_next_turn():
+    model = ScriptedModel([[("read_file", {"path": "/srv/app/config.yaml"})]])
+    guard = LoopGuard()
+    result = run(model, lambda n, i: "error: config.yaml: mapping values are not allowed here (line 3)", guard=guard)
+    hinted = content_text(model.tool_results(3)[0])
+    assert "Step 0 already failed the same way: `error: config.yaml: mapping values are not allowed here (line 3)`" \
+        in hinted
+    assert result.stopped and guard.stopped
+    refused = model.tool_results(len(model.requests) - 1)[0]["content"]
+    assert "The run is stopped at step 4." in refused and "The user's next message lifts the stop." in refused
+    # the user's next message: a new run on the same guard goes on (the loop memory is kept)
+    again = ScriptedModel([[("read_file", {"path": "/srv/app/README.md"})], "Done."])
+    after = run(again, files({"/srv/app/README.md": "# app"}), guard=guard)
+    assert after.stop_reason == "end_turn" and [v.action for v in after.verdicts] == ["allow"]

@@ -34,7 +34,7 @@ class Setup:
     """A temporary HOME (its own cache dir, so its own server, socket and http port), a work
     directory, the state database and a settings file written by `semloop install claude-code`."""
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, *install_args: str):
         self.mode = mode
         self.root = Path(tempfile.mkdtemp(prefix="slc-", dir="/tmp"))  # short: AF_UNIX path limit
         self.home, self.work = self.root / "h", self.root / "w"
@@ -45,7 +45,7 @@ class Setup:
         self.env = {"SEMLOOP_HOOK_SERVER": "0"} if mode == "inprocess" else {}
         hooks = "http" if mode == "http" else "command"
         proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(self.settings),
-                                         "--db", str(self.db), "--hooks", hooks],
+                                         "--db", str(self.db), "--hooks", hooks, *install_args],
                               env=clean_env(self.home, "http://unused", self.env), capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
 
@@ -190,5 +190,51 @@ def test_installed_http_settings_hold_the_token_privately():
         server_file = s.home / ".cache" / "semloop" / "hook-http.json"
         assert server_file.stat().st_mode & 0o777 == 0o600
         assert json.loads(server_file.read_text())["token"] == token
+    finally:
+        s.close()
+
+
+def _sent_texts(api) -> str:
+    """Everything the model was sent in the longest main-loop request (system prompt, messages)."""
+    body = max(api.main_requests(), key=lambda r: len(json.dumps(r)))
+    return json.dumps(body, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "http"])
+def test_the_note_quotes_the_earlier_output_and_the_refusal_says_how_to_resume(mode):
+    s = Setup(mode)
+    try:
+        run, api = s.run([tool_call("Bash", command="ls /nonexistent-dir", description="list")] * 14)
+        _assert_hard_stop(run, api, calls_at_most=5)
+        notes = [t for t in api.user_texts_after_results() + _texts(api.tool_results()) if NOTE in t]
+        assert notes and all(("Step 0 already failed the same way: `Exit code 2 ls: cannot access '/nonexistent-dir': "
+                              "No such file or directory`.") in t
+                             for t in notes), [t[t.find("[semloop]"):] for t in notes]
+        assert all("a not-found error" in t for t in notes)
+        denied = _texts(run.tool_results())[-1]
+        session = run.result["session_id"]
+        assert "The run is stopped at step 4." in denied
+        assert f"The user's next message lifts the stop, and so does `semloop sessions reset {session}`." in denied
+        assert "semloop guidance" not in _sent_texts(api) and "going in circles" not in _sent_texts(api)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "http"])
+def test_install_guidance_puts_the_block_in_the_session_context(mode):
+    from semloop import guidance
+
+    s = Setup(mode, "--guidance")
+    try:
+        start = json.loads(s.settings.read_text())["hooks"]["SessionStart"][0]["hooks"][0]
+        assert start["type"] == "command" and start["command"].endswith(" --guidance")
+        run, api = s.run([tool_call("Bash", command="echo hello", description="greet")])
+        assert run.result.get("terminal_reason") == "completed", run.result
+        sent = _sent_texts(api)
+        # the exact text, as JSON escapes it: every line of the block reached the model
+        for line in guidance().splitlines():
+            assert json.dumps(line, ensure_ascii=False)[1:-1] in sent, line
+        starts = _hook_responses(run, "SessionStart")
+        assert starts and all(a["exit_code"] == 0 for a in starts), starts
     finally:
         s.close()

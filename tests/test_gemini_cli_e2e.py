@@ -52,7 +52,7 @@ class Setup:
     the state database, and `$HOME/.gemini/settings.json`: headless auth settings plus the hooks
     written by `semloop install gemini-cli`."""
 
-    def __init__(self, mode: str, **settings):
+    def __init__(self, mode: str, *install_args: str, **settings):
         self.mode = mode
         self.root = Path(tempfile.mkdtemp(prefix="slg-", dir="/tmp"))  # short: AF_UNIX path limit
         self.home, self.work = self.root / "h", self.root / "w"
@@ -63,12 +63,13 @@ class Setup:
         self.settings.write_text(json.dumps(base_settings(**settings)))
         self.env = {"SEMLOOP_HOOK_SERVER": "0"} if mode == "inprocess" else {}
         proc = subprocess.run(SEMLOOP + ["install", "gemini-cli", "--settings", str(self.settings),
-                                         "--db", str(self.db)],
+                                         "--db", str(self.db), *install_args],
                               env=clean_env(self.home, "http://unused", self.env), capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         data = json.loads(self.settings.read_text())
         assert data["security"]["auth"]["selectedType"] == "gemini-api-key"  # kept by install
-        assert set(data["hooks"]) == {"BeforeTool", "AfterTool", "BeforeAgent"}
+        assert set(data["hooks"]) == {"BeforeTool", "AfterTool", "BeforeAgent"} | (
+            {"SessionStart"} if "--guidance" in install_args else set())
 
     def run(self, script: list[dict]):
         with ScriptedGemini(script) as api:
@@ -201,3 +202,26 @@ def test_varied_files_stay_quiet(defaults):
     assert len(sent) == 6 and [f"{i},{i * 37}" in t for i, t in enumerate(sent)] == [True] * 6
     assert "semloop" not in api.everything_sent()  # in no request, not just the tool results
     assert not any("hook_context" in t for t in sent)
+
+
+def test_install_guidance_puts_the_block_before_the_first_prompt_and_notes_quote_the_earlier_result():
+    from semloop import guidance
+
+    setup = Setup("inprocess", "--guidance", model={"disableLoopDetection": True})
+    try:
+        run, api = setup.run(_failing_calls(12))
+        assert run.returncode == 0, run.stderr[-2000:]
+        first = json.dumps(api.main_requests()[0]["contents"], ensure_ascii=False)
+        assert "<hook_context>" in first
+        for line in guidance().splitlines():  # the exact text, as JSON escapes it
+            assert json.dumps(line, ensure_ascii=False)[1:-1] in first, line
+        sent = api.sent_texts()
+        assert all("Step 0 already failed the same way: `" in t and "a not-found error" in t for t in sent[2:]), sent[2]
+    finally:
+        setup.close()
+
+
+def test_without_guidance_nothing_is_added_at_session_start(defaults):
+    run, api = defaults.run([function_call("run_shell_command", command="echo hi", description="greet")])
+    assert run.returncode == 0
+    assert "going in circles" not in json.dumps(api.main_requests()[0], ensure_ascii=False)

@@ -148,3 +148,27 @@ def test_importing_the_module_imports_no_adk():
             "print([m for m in ('google.adk', 'google.genai', 'numpy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_guidance_flag_adds_the_block_to_every_model_call_once():
+    import semloop
+
+    seen: list = []
+
+    class Recording(Scripted):
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False):
+            seen.append(llm_request.config.system_instruction)
+            async for response in super().generate_content_async(llm_request, stream):
+                yield response
+
+    model = Recording(script=lambda done: ("read_config", {"path": "/etc/app.yaml"}) if done < 3 else "Stuck.")
+    agent = LlmAgent(name="coder", model=model, instruction="Fix the app.", tools=[read_config_tool([])])
+    (events,) = run(agent, SemloopPlugin(guidance=True), "Load the app config.")
+    assert len(seen) == 4
+    for system in seen:
+        assert "Fix the app." in system and system.count(semloop.guidance()) == 1
+    hinted = responses(events)[2]["semloop"]
+    assert f"Step 0 already failed the same way: `status: error error: {DENIED}`" in hinted
+    seen.clear()
+    run(agent, SemloopPlugin(), "Load the app config.")
+    assert seen and all(semloop.guidance() not in s for s in seen)  # off by default

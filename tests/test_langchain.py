@@ -464,3 +464,23 @@ def test_a_thread_whose_turns_keep_asking_for_the_same_thing_is_a_conversation_l
     for text in ["Change my flight.", "It's ABC123.", "The 14th."]:
         agent2.invoke({"messages": [("user", text)]}, {"configurable": {"thread_id": "support-2"}})
     assert mw2.verdicts == []
+
+
+@agent_test
+def test_guidance_flag_puts_the_block_after_the_system_prompt_of_every_model_call():
+    import semloop
+    from langchain_core.messages import SystemMessage
+
+    llm = model(*loop("read_file", {"path": "/etc/shadow"}, 3), AIMessage("It is not readable."))
+    agent = create_agent(llm, [read_file], system_prompt="You are careful.", middleware=[SemloopMiddleware(guidance=True)])
+    agent.invoke({"messages": [("user", "Show me /etc/shadow")]})
+    assert len(llm.seen) == 4
+    for sent in llm.seen:
+        assert isinstance(sent[0], SystemMessage) and sent[0].content == f"You are careful.\n\n{semloop.guidance()}"
+    # the model also read what the earlier call returned and what the error implies
+    hinted = llm.seen[3][-1].content
+    assert "Step 0 already failed the same way: `cat: /etc/shadow: Permission denied`" in hinted
+    assert "a permission error" in hinted
+    plain = model(AIMessage("Hi."))
+    create_agent(plain, [read_file], middleware=[SemloopMiddleware()]).invoke({"messages": [("user", "Hi")]})
+    assert not any(isinstance(m, SystemMessage) for m in plain.seen[0])  # off by default

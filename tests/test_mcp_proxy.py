@@ -121,13 +121,26 @@ def test_identical_failing_calls_get_notes_then_a_refusal(run):
         texts = _texts(r)
         assert len(texts) == 2 and texts[0] == _texts(results[0])[0]
         assert texts[1].startswith("[semloop] This read_config call repeats earlier step(s)")
-    # 5-6: refused without calling the upstream, with a message that says why
+        # the note the model receives quotes what the first call already returned, and what it implies
+        assert f"Step 8 already failed the same way: `{texts[0]}`." in texts[1] and ERROR_TEXT in texts[0]
+        assert "a permission error: a different command form will not change that" in texts[1]
+    # 5: refused without calling the upstream, with a message that says why; 6: the run is stopped
+    (text,) = _texts(results[4])
+    assert text.startswith("semloop blocked this read_config call: it repeats a loop that was already flagged")
+    assert f"Step 11 already failed the same way: `{_texts(results[0])[0]}`." in text
+    assert "The call was not run. The run is stopped at step 12." in text
+    (text,) = _texts(results[5])
+    assert text.startswith("semloop blocked this read_config call: the run was stopped at step 12")
     for r in results[4:]:
         (text,) = _texts(r)
-        assert text.startswith("semloop blocked this read_config call") and "The call was not run." in text
-        assert "Telling the user what is blocking progress" in text and ERROR_TEXT not in text
-    (text,) = _texts(run["while_stopped"])  # after a stop, every tool of the server waits
-    assert run["while_stopped"].is_error and text.startswith("semloop blocked this read_page call")
+        assert "Telling the user what is blocking progress" in text
+        assert (f"The proxy lifts the stop after {RESUME_AFTER:g} seconds without tool calls "
+                "(`semloop mcp-proxy --resume-after`)") in text
+    (text,) = _texts(run["while_stopped"])  # after a stop, every tool of the server waits, and says why
+    assert run["while_stopped"].is_error and text.startswith(
+        "semloop blocked this read_page call: the run was stopped at step 12 because of a loop "
+        "(identical call and result; steps 8, 9, 10, 11)")
+    assert "repeats" not in text and f"after {RESUME_AFTER:g} seconds without tool calls" in text
     assert run["upstream_after_loop"] == 8 + 4
 
 

@@ -373,3 +373,25 @@ def test_import_semloop_does_not_import_agents():
             "assert 'agents' not in sys.modules, 'agents imported'; print(m.INSTALL_HINT)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'semloop[openai-agents]'" in out.stdout
+
+
+def test_guidance_flag_extends_static_and_dynamic_instructions():
+    import semloop
+
+    server, calls = ScriptedModel(LOOP), []
+    run(protect(make_agent(server, loop_tools(calls)), guidance=True))
+    system = server.requests[0]["messages"][0]
+    assert system["role"] == "system" and system["content"] == f"You fix builds.\n\n{semloop.guidance()}"
+    assert "Step 0 already failed the same way: `cat: config/settings.yaml: Permission denied`" \
+        in server.tool_messages(3)[-1]
+
+    async def dynamic(context: Any, agent: Any) -> str:
+        return f"You help {agent.name}."
+
+    server = ScriptedModel(["Done."])
+    agent = Agent(name="helper", instructions=dynamic, model=server.model())
+    run(SemloopGuardrails(guidance=True, language="zh").protect(agent))
+    assert server.requests[0]["messages"][0]["content"] == f"You help helper.\n\n{semloop.guidance('zh')}"
+    server = ScriptedModel(["Done."])
+    run(protect(make_agent(server, [])))
+    assert server.requests[0]["messages"][0]["content"] == "You fix builds."  # off by default

@@ -227,3 +227,32 @@ def test_a_failing_detector_fails_open_or_raises_when_configured(monkeypatch, ca
     assert "detector error" in caplog.text
     with pytest.raises(RuntimeError, match="detector exploded"):
         run(Config(fail_open=False))
+
+
+def test_guidance_flag_adds_the_block_to_the_instructions():
+    import semloop
+
+    seen = []
+
+    def model(messages, info: AgentInfo) -> ModelResponse:
+        seen.append(info.instructions)
+        return ModelResponse(parts=[TextPart("Done.")])
+
+    Agent(FunctionModel(model), instructions="Be brief.",
+          capabilities=[SemloopCapability(guidance=True)]).run_sync("Hi")
+    assert "Be brief." in seen[0] and semloop.guidance() in seen[0]
+    Agent(FunctionModel(model), capabilities=[SemloopCapability(Config(language="zh"), guidance=True)]).run_sync("Hi")
+    assert semloop.guidance("zh") in seen[1]
+    Agent(FunctionModel(model), instructions="Be brief.", capabilities=[SemloopCapability()]).run_sync("Hi")
+    assert seen[2] == "Be brief."  # off by default
+
+
+def test_the_note_quotes_what_the_earlier_call_returned():
+    def read_config(path: str) -> str:
+        """Read a configuration file."""
+        return DENIED
+
+    model, _ = repeating("read_config", {"path": "/etc/app.yaml"})
+    result = Agent(model, tools=[read_config], capabilities=[SemloopCapability()]).run_sync("Load the config.")
+    hinted = tool_returns(result)[2].content
+    assert f"Step 0 already failed the same way: `{DENIED}`" in hinted and "a permission error" in hinted

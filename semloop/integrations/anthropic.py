@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Generator, Iterable, Mapping, NamedTuple
 
 from ..guard import LoopGuard
+from ..guidance import with_guidance
 from ..verdict import Verdict
 
 __all__ = [
@@ -176,6 +177,8 @@ def _agent_steps(guard: LoopGuard, params: dict[str, Any], max_turns: int,
     ("create", kwargs) → receives a `Message`, and ("dispatch", name, input) → receives
     (output, is_error)."""
     messages: list[Any] = params["messages"]
+    if guard.stopped:  # a guard kept across turns: this run is the user's next message, which lifts a stop
+        guard.state.resume()
     verdicts: list[Verdict] = []
     usage = Usage()
     turns = 0
@@ -238,20 +241,24 @@ def _agent_steps(guard: LoopGuard, params: dict[str, Any], max_turns: int,
 
 
 def _setup(guard: LoopGuard | None, model: str, messages: Iterable[Any], tools: Iterable[Any] | None,
-           max_tokens: int, system: Any, create_kwargs: dict[str, Any]) -> tuple[LoopGuard, dict[str, Any]]:
+           max_tokens: int, system: Any, guidance: bool,
+           create_kwargs: dict[str, Any]) -> tuple[LoopGuard, dict[str, Any]]:
     _require_anthropic()
+    guard = guard if guard is not None else LoopGuard()
+    if guidance:
+        system = with_guidance(system, guard.config.language)
     params: dict[str, Any] = {**create_kwargs, "model": model, "max_tokens": max_tokens, "messages": list(messages)}
     if tools is not None:
         params["tools"] = list(tools)
     if system is not None:
         params["system"] = system
-    return (guard if guard is not None else LoopGuard()), params
+    return guard, params
 
 
 def run_agent(client: Any, *, model: str, messages: Iterable[Any], tools: Iterable[Any],
               dispatch: Callable[[str, Any], Any], guard: LoopGuard | None = None, max_turns: int = 20,
               max_tokens: int = 4096, system: Any = None, final_prompt: str = FINAL_PROMPT,
-              **create_kwargs: Any) -> AgentResult:
+              guidance: bool = False, **create_kwargs: Any) -> AgentResult:
     """Run a guarded tool loop with an `anthropic.Anthropic` client.
 
     Each response's `tool_use` blocks (several per response are fine) are checked
@@ -263,8 +270,11 @@ def run_agent(client: Any, *, model: str, messages: Iterable[Any], tools: Iterab
 
     `messages` is copied, not changed; the whole conversation is in `AgentResult.messages`.
     `create_kwargs` go to every `client.messages.create` call (e.g. `temperature`, `thinking`).
+    `guidance=True` adds `semloop.guidance()` (in the guard's language) after `system`. A `guard`
+    kept across the user's turns and stopped in an earlier one is resumed: a new run is the user's
+    next message (the loop memory is kept).
     """
-    guard, params = _setup(guard, model, messages, tools, max_tokens, system, create_kwargs)
+    guard, params = _setup(guard, model, messages, tools, max_tokens, system, guidance, create_kwargs)
     steps = _agent_steps(guard, params, max_turns, final_prompt)
     try:
         op = next(steps)
@@ -284,9 +294,10 @@ def run_agent(client: Any, *, model: str, messages: Iterable[Any], tools: Iterab
 async def run_agent_async(client: Any, *, model: str, messages: Iterable[Any], tools: Iterable[Any],
                           dispatch: Callable[[str, Any], Any], guard: LoopGuard | None = None,
                           max_turns: int = 20, max_tokens: int = 4096, system: Any = None,
-                          final_prompt: str = FINAL_PROMPT, **create_kwargs: Any) -> AgentResult:
+                          final_prompt: str = FINAL_PROMPT, guidance: bool = False,
+                          **create_kwargs: Any) -> AgentResult:
     """`run_agent` for `anthropic.AsyncAnthropic`. `dispatch` may be a plain or an async function."""
-    guard, params = _setup(guard, model, messages, tools, max_tokens, system, create_kwargs)
+    guard, params = _setup(guard, model, messages, tools, max_tokens, system, guidance, create_kwargs)
     steps = _agent_steps(guard, params, max_turns, final_prompt)
     try:
         op = next(steps)

@@ -237,7 +237,7 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
 
     from ..guard import LoopGuard
 
-    guard = LoopGuard(_load_config(config_path))
+    guard = LoopGuard(_with_resume(_load_config(config_path), key))
     with post_lock if post_lock is not None else contextlib.nullcontext():
         _prewarm(guard, tool, tool_input)  # embed before the database lock: parallel hooks wait less
         verdict = _record(guard, key, tool, tool_input, output, is_error, db, deadline, budget)
@@ -298,14 +298,14 @@ def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None,
             return {}
         from ..guard import LoopGuard
 
-        guard = LoopGuard(_load_config(config_path))
+        guard = LoopGuard(_with_resume(_load_config(config_path), key))
         guard.state = state
         was_stopped = state.stopped
         verdict = guard.check(tool, tool_input)  # (sets state.stopped on a refusal)
         if verdict.action != "stop":
             return {}
-        if not was_stopped:
-            store.update(key, _stopped)  # rare: only on the first denial
+        if not was_stopped:  # rare: only on the first denial; the stop keeps its step and loop
+            store.update(key, lambda current: _stopped(current, guard.state))
     finally:
         store.close()
     message = verdict.message or _STOP_FALLBACK
@@ -332,7 +332,9 @@ def _stop_if_stopped(key: str, config_path: str | None, db: str | None, budget: 
         "stop", cfg.language, cfg.messages, tool=getattr(last, "tool", "-"),
         steps=", ".join(str(i) for i in state.last_related) or "-",
         reasons=messages.reason_text(state.last_kind, cfg.language) if state.last_kind else "-",
-        warnings=max(0, state.warnings - 1), call=getattr(last, "call_preview", "") or "-")
+        warnings=max(0, state.warnings - 1), call=getattr(last, "call_preview", "") or "-",
+        stop_step=state.stopped_at if state.stopped_at >= 0 else state.steps_seen,
+        resume=messages.render("resume_session", cfg.language, cfg.messages, session=key))
     return {"continue": False, "stopReason": message}
 
 
@@ -376,9 +378,11 @@ def _resume(key: str, db: str | None, budget: Any = None) -> dict:
     return {}
 
 
-def _stopped(state: Any) -> Any:
+def _stopped(state: Any, checked: Any = None) -> Any:
     if state is None:
         return None  # nothing to write
+    if checked is not None and not state.stopped:
+        state.stop(checked.stopped_at, checked.stop_related)
     state.stopped = True
     return state
 
@@ -426,7 +430,8 @@ def cmd_hook(args: Any, budget: Any = None) -> int:
     config_path, db = getattr(args, "config", None), getattr(args, "db", None)
     reply = None
     if '"SessionStart"' in data[:4096] and _is_session_start(data):
-        _session_start(no_server=getattr(args, "no_server", False))
+        _session_start(no_server=getattr(args, "no_server", False),
+                       guidance=_guidance_text(config_path) if getattr(args, "guidance", False) else None)
         return 0
     if not getattr(args, "no_server", False):
         try:
@@ -477,12 +482,13 @@ HTTP_UNSERVED = ("semloop: {why}, so nothing answers this settings file's http h
                  "this session. semloop install claude-code --hooks command writes hooks that work without it.")
 
 
-def _session_start(no_server: bool) -> None:
+def _session_start(no_server: bool, guidance: str | None = None) -> None:
     """SessionStart: start or check the warm server, waiting for it once per session, so the first
     tool call is served. Where http hooks are configured (`hook_protocol.http_config`), prove that
     the listener on their port is this user's semloop server (`verify_http`: the socket's owner
     and an HMAC challenge; the token is never sent), and say so loudly to the user when it is not
-    (`systemMessage` and stderr) or when no server will answer them (SEMLOOP_HOOK_SERVER=0)."""
+    (`systemMessage` and stderr) or when no server will answer them (SEMLOOP_HOOK_SERVER=0).
+    `guidance`: the text to add to the session's context (`install --guidance`)."""
     out: dict = {}
     try:
         from . import hook_protocol
@@ -491,7 +497,7 @@ def _session_start(no_server: bool) -> None:
             status = "hook server disabled (SEMLOOP_HOOK_SERVER=0 or --no-server)"
         else:
             status = hook_protocol.ensure_server()
-        if "running" not in status and "started" not in status:
+        if "running" not in status and "started" not in status and guidance is None:
             print(f"semloop: {status}", file=sys.stderr)
         config = hook_protocol.http_config()
         if config is not None:
@@ -505,11 +511,32 @@ def _session_start(no_server: bool) -> None:
                 out = {"systemMessage": message}
     except Exception as exc:  # fail open
         print(f"semloop: session start: {type(exc).__name__}: {exc}", file=sys.stderr)
+    if guidance is not None:
+        out["hookSpecificOutput"] = {"hookEventName": "SessionStart", "additionalContext": guidance}
     try:
-        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     except Exception:  # pragma: no cover
         pass
+
+
+def _with_resume(config: Any, key: str) -> Any:
+    """The config whose stop texts name both ways out: the user's next prompt, and
+    `semloop sessions reset <session>` (unless the config has a "resume" text of its own)."""
+    from ..messages import with_resume
+
+    return with_resume(config, "resume_session", session=key)
+
+
+def _guidance_text(config_path: str | None) -> str | None:
+    """`semloop.guidance()` in the configured language (None, and a line on stderr, if it fails)."""
+    try:
+        from ..guidance import guidance
+
+        return guidance(_load_config(config_path).language)
+    except Exception as exc:  # fail open: a broken config file must not break the session start
+        print(f"semloop: session start: no guidance: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -610,17 +637,23 @@ def _group(event: str, entry: dict) -> dict:
     return {"hooks": [entry]}  # events without a tool have no matcher
 
 
-def planned_hooks(command: str, http: dict | None = None) -> dict[str, dict]:
+def planned_hooks(command: str, http: dict | None = None, guidance: bool = False) -> dict[str, dict]:
     """event → the hook entry `install` writes. `http` ({"url": ...}): http hooks for every event
-    plus a SessionStart command hook that starts the server; None: command hooks only."""
+    plus a SessionStart command hook that starts the server; None: command hooks only.
+    `guidance`: the SessionStart command (written with command hooks too) adds `semloop.guidance()`
+    to the session's context (`hook claude-code --guidance`)."""
+    start = f"{command} --guidance" if guidance else command
     if http is None:
-        return {event: {"type": "command", "command": command, "timeout": HOOK_TIMEOUT} for event in EVENTS}
-    plan = {"SessionStart": {"type": "command", "command": command, "timeout": 30}}
+        plan = {event: {"type": "command", "command": command, "timeout": HOOK_TIMEOUT} for event in EVENTS}
+        if guidance:
+            plan = {"SessionStart": {"type": "command", "command": start, "timeout": 30}, **plan}
+        return plan
+    plan = {"SessionStart": {"type": "command", "command": start, "timeout": 30}}
     plan.update({event: _http_entry(http["url"]) for event in EVENTS})
     return plan
 
 
-def add_hooks(settings: dict, command: str, http: dict | None = None) -> bool:
+def add_hooks(settings: dict, command: str, http: dict | None = None, guidance: bool = False) -> bool:
     """Put our hooks into `settings` (in place): one semloop entry per event (`planned_hooks`),
     updated in place, never duplicated; other hooks are kept; semloop entries of events the plan
     leaves out (switching between http and command hooks) are removed. With `http`, the token goes
@@ -628,7 +661,7 @@ def add_hooks(settings: dict, command: str, http: dict | None = None) -> bool:
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("settings 'hooks' is not an object")
-    plan = planned_hooks(command, http)
+    plan = planned_hooks(command, http, guidance)
     before = json.dumps(settings, sort_keys=True)
     for event in list(hooks):
         if event not in plan:
@@ -805,8 +838,8 @@ def edit_settings(path: Path, change: Callable[[dict], bool], private: bool = Fa
     return True, _write_settings(path, settings, private=private)
 
 
-def install(path: Path, command: str, http: dict | None = None) -> tuple[bool, Path | None]:
-    return edit_settings(path, lambda settings: add_hooks(settings, command, http), private=http is not None)
+def install(path: Path, command: str, http: dict | None = None, guidance: bool = False) -> tuple[bool, Path | None]:
+    return edit_settings(path, lambda settings: add_hooks(settings, command, http, guidance), private=http is not None)
 
 
 def uninstall(path: Path) -> tuple[bool, Path | None]:
@@ -868,13 +901,14 @@ def _install_plan(args: Any) -> tuple[str, dict | None, list[str]]:
 def cmd_install(args: Any) -> int:
     path = chosen_settings_path(args)
     command, http, notes = _install_plan(args)
-    changed, backup = install(path, command, http)
+    guidance = bool(getattr(args, "guidance", False))
+    changed, backup = install(path, command, http, guidance)
     if not changed:
         print(f"semloop: already installed in {path}")
         for note in notes:
             print(note)
         return 0
-    events = ["SessionStart (command)", *EVENTS] if http else list(EVENTS)
+    events = ["SessionStart (command)", *EVENTS] if http or guidance else list(EVENTS)
     print(f"semloop: {'http' if http else 'command'} hooks for {', '.join(events)} written to {_real_target(path)}")
     if http:
         print(f"  url:     {http['url']} (the warm server; its token is in the file's env, mode 0600)")
@@ -883,6 +917,8 @@ def cmd_install(args: Any) -> int:
         print(f"  command: {command}")
     for note in notes:
         print(note)
+    if guidance:
+        print("  guidance: SessionStart adds semloop.guidance() to each session's context")
     if backup:
         print(f"  backup:  {backup}")
     print("  Claude Code reloads its settings files itself: running sessions use the hooks from their "
@@ -958,6 +994,9 @@ def add_cli(subparsers: Any) -> None:
     p.add_argument("--server-timeout", type=float, metavar="SECONDS",
                    help="how long to wait for the hook server's reply before handling the event "
                         "in-process (default 3)")
+    p.add_argument("--guidance", action="store_true",
+                   help="at SessionStart, add semloop.guidance() (in the config's language) to the "
+                        "session's context")
     p.set_defaults(func=_run_for_target("cmd_hook"))
 
     written = (f"Claude Code (settings.json): one hook entry (all tools) for each of {', '.join(EVENTS)}, and with "
@@ -983,4 +1022,7 @@ def add_cli(subparsers: Any) -> None:
                                 "never for --scope project)")
             p.add_argument("--config", metavar="PATH", help="config file the hook should use")
             p.add_argument("--db", metavar="PATH", help="state database the hook should use")
+            p.add_argument("--guidance", action="store_true",
+                           help="add semloop.guidance() (a short block on not looping) to each session's "
+                                "context at SessionStart (off by default)")
         p.set_defaults(func=_run_for_target(f"cmd_{name}"))

@@ -16,6 +16,9 @@ both agents share one state store (SQLite) and the warm hook server, then transl
   CLI then replaces that call's result with the stop message.
 - BeforeAgent (→ UserPromptSubmit): a new prompt after a stop lifts the stop; the loop memory is
   kept.
+- SessionStart (only with `install gemini-cli --guidance`): `hookSpecificOutput.additionalContext`
+  carries `semloop.guidance()`, which Gemini CLI puts before the first prompt (inside
+  `<hook_context>`).
 
 Sessions are keyed `gemini-cli/<session_id>`, apart from Claude Code's. The hook always exits 0
 and prints one JSON object; any error prints `{}` (allow) and one line on stderr.
@@ -42,6 +45,9 @@ SESSION_PREFIX = "gemini-cli/"
 # Lines of run_shell_command's result that change on every run: they are not news.
 _VOLATILE_LINES = re.compile(r"^(?:Process Group PGID: \d+|Background PIDs: [\d, ]*)\s*$", re.M)
 _PID = re.compile(r"\(PID: \d+\)")
+# Gemini CLI (0.61) wraps what a tool printed in these tags before the model sees it: the wrapper
+# is on every result, so it says nothing about this one (and would hide its first line).
+_UNTRUSTED = re.compile(r"^\s*<untrusted_context>\s*|\s*</untrusted_context>\s*$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -71,7 +77,7 @@ def response_text(response: Any) -> tuple[str, bool]:
             texts.append(part["text"])
         else:
             texts.append(normalize_response("", part))
-    text = _PID.sub("(PID)", _VOLATILE_LINES.sub("", "\n".join(texts))).strip()
+    text = _PID.sub("(PID)", _VOLATILE_LINES.sub("", _UNTRUSTED.sub("", "\n".join(texts)))).strip()
     error = response.get("error")
     if error:
         message = error.get("message") if isinstance(error, dict) else str(error)
@@ -147,6 +153,12 @@ def handle(stdin_text: str, args: Any, budget: Any = None) -> dict:
 
     budget = budget or Budget.for_hook(getattr(args, "server_timeout", None))
     event = json.loads(stdin_text)
+    if isinstance(event, dict) and event.get("hook_event_name") == "SessionStart":
+        from .claude_code import _guidance_text
+
+        text = _guidance_text(getattr(args, "config", None)) if getattr(args, "guidance", False) else None
+        return {} if text is None else {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                                               "additionalContext": text}}
     translated = to_claude_event(event)
     if translated is None:
         return {}
@@ -166,7 +178,7 @@ def _mark_stopped(key: str, db: str | None, budget: Any = None) -> None:
     try:
         with store.transaction(key) as txn:
             if txn.state is not None:
-                txn.state.stopped = True
+                txn.state.stop(txn.state.steps_seen)  # the refused call: the step it would have been
     finally:
         store.close()
 
@@ -215,26 +227,32 @@ def hook_command(config: str | None = None, db: str | None = None, project: str 
     return claude_hook_command(config, db, target=TARGET, project=project, project_var="GEMINI_PROJECT_DIR")
 
 
-def add_hooks(settings: dict, command: str) -> bool:
+def add_hooks(settings: dict, command: str, guidance: bool = False) -> bool:
     """Add our hook to BeforeTool, AfterTool and BeforeAgent (in place), keeping other hooks; an
-    existing semloop entry is updated, never duplicated. Returns True if anything changed."""
+    existing semloop entry is updated, never duplicated. `guidance`: a SessionStart hook too, that
+    adds `semloop.guidance()` to the session's context (without it, ours is removed). Returns True
+    if anything changed."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("settings 'hooks' is not an object")
     changed = False
-    for event in EVENTS:
+    if not guidance and "SessionStart" in hooks:
+        changed = _remove_ours(hooks, "SessionStart")
+    for event in (*EVENTS, "SessionStart") if guidance else EVENTS:
+        wanted = f"{command} --guidance" if event == "SessionStart" else command
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ValueError(f"settings 'hooks.{event}' is not a list")
         ours = [e for g in groups if isinstance(g, dict) for e in (g.get("hooks") or [])
                 if isinstance(e, dict) and is_semloop_command(e.get("command"))]
         if ours:
-            if ours[0].get("command") != command:
-                ours[0]["command"] = command
+            if ours[0].get("command") != wanted:
+                ours[0]["command"] = wanted
                 changed = True
             continue
-        entry = {"type": "command", "name": "semloop", "command": command, "timeout": HOOK_TIMEOUT_MS}
-        groups.append({"hooks": [entry]} if event == "BeforeAgent" else {"matcher": "*", "hooks": [entry]})
+        entry = {"type": "command", "name": "semloop", "command": wanted, "timeout": HOOK_TIMEOUT_MS}
+        lifecycle = event in ("BeforeAgent", "SessionStart")
+        groups.append({"hooks": [entry]} if lifecycle else {"matcher": "*", "hooks": [entry]})
         changed = True
     return changed
 
@@ -245,26 +263,32 @@ def remove_hooks(settings: dict) -> bool:
         return False
     changed = False
     for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept_groups = []
-        for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(entries, list):
-                kept = [e for e in entries if not (isinstance(e, dict) and is_semloop_command(e.get("command")))]
-                if len(kept) != len(entries):
-                    changed = True
-                    if not kept:
-                        continue
-                    group = {**group, "hooks": kept}
-            kept_groups.append(group)
-        if kept_groups:
-            hooks[event] = kept_groups
-        elif groups:
-            del hooks[event]
+        changed |= _remove_ours(hooks, event)
     if changed and not hooks:
         del settings["hooks"]
+    return changed
+
+
+def _remove_ours(hooks: dict, event: str) -> bool:
+    """Remove our entries of `event` (in place; groups and the event left empty go too)."""
+    groups = hooks[event]
+    if not isinstance(groups, list):
+        return False
+    changed, kept_groups = False, []
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(entries, list):
+            kept = [e for e in entries if not (isinstance(e, dict) and is_semloop_command(e.get("command")))]
+            if len(kept) != len(entries):
+                changed = True
+                if not kept:
+                    continue
+                group = {**group, "hooks": kept}
+        kept_groups.append(group)
+    if kept_groups:
+        hooks[event] = kept_groups
+    elif groups:
+        del hooks[event]
     return changed
 
 
@@ -274,16 +298,19 @@ def cmd_install(args: Any) -> int:
     path = chosen_settings_path(args, settings_path)
     project = os.getcwd() if args.scope == "project" and not getattr(args, "settings", None) else None
     command = hook_command(getattr(args, "config", None), getattr(args, "db", None), project)
-    changed, backup = edit_settings(path, lambda settings: add_hooks(settings, command))
+    guidance = bool(getattr(args, "guidance", False))
+    changed, backup = edit_settings(path, lambda settings: add_hooks(settings, command, guidance))
     if not changed:
         print(f"semloop: already installed in {path}")
         return 0
-    print(f"semloop: hooks for {', '.join(EVENTS)} added to {path}")
+    print(f"semloop: hooks for {', '.join((*EVENTS, 'SessionStart') if guidance else EVENTS)} added to {path}")
     print(f"  command: {command}")
     if project is not None:
         from .claude_code import PORTABLE_NOTE
 
         print(PORTABLE_NOTE.format(agent="Gemini CLI"))
+    if guidance:
+        print("  guidance: SessionStart adds semloop.guidance() to each session's context")
     if backup:
         print(f"  backup:  {backup}")
     print("  Gemini CLI reads hooks when it starts; /hooks panel lists them.")

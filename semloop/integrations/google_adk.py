@@ -63,14 +63,17 @@ def _build() -> type:
 
         `config` (and keyword overrides) configure each session's guard. `key(context) ->
         hashable` picks the guard for a callback's context (default: the ADK session id).
+        `guidance=True` adds `semloop.guidance()` to the system instruction of every model call.
         `verdicts` holds the last 256 warn / stop verdicts; `stop_verdict(session_id)` the stop of
         a session's latest invocation, if any.
         """
 
         def __init__(self, config: Config | None = None, *, key: Callable[[Any], Hashable] | None = None,
-                     max_sessions: int = 256, name: str = "semloop", **overrides: Any) -> None:
+                     max_sessions: int = 256, name: str = "semloop", guidance: bool = False,
+                     **overrides: Any) -> None:
             super().__init__(name=name)
             self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+            self.guidance = guidance
             self.key = key
             self.max_sessions = max_sessions
             self.sessions: OrderedDict[Hashable, _Session] = OrderedDict()
@@ -151,6 +154,10 @@ def _build() -> type:
                 session = self._session(callback_context)
                 stop = session.stop
                 if stop is None:
+                    if self.guidance:
+                        from ..guidance import guidance
+
+                        llm_request.append_instructions([guidance(self.config.language)])
                     return None
                 ended = ENDED_NOTE.get(self.config.language, ENDED_NOTE["en"])
                 message = stop.message or "semloop stopped the run."

@@ -159,9 +159,10 @@ class _MiddlewareCore:
     """The logic of `SemloopMiddleware`, kept free of LangChain imports (see `_middleware_class`)."""
 
     def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_invoke: bool = True,
-                 max_sessions: int = 64, **overrides: Any) -> None:
+                 max_sessions: int = 64, guidance: bool = False, **overrides: Any) -> None:
         super().__init__()
         self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+        self.guidance = guidance
         self.halt_on_stop = halt_on_stop
         self.reset_on_invoke = reset_on_invoke
         self.max_sessions = max_sessions
@@ -360,6 +361,18 @@ class _MiddlewareCore:
             self._failed(exc)
             return None
 
+    def _with_guidance(self, request: Any) -> Any:
+        """The model request with `semloop.guidance()` after its system message (`guidance=True`)."""
+        if not self.guidance:
+            return request
+        from langchain_core.messages import SystemMessage
+
+        from ..guidance import with_guidance
+
+        current = request.system_message
+        content = with_guidance(None if current is None else current.content, self.config.language)
+        return request.override(system_message=SystemMessage(content=content))
+
     def _final_text(self, reason: str | None) -> str:
         """The final message for the user: why semloop stopped, and that the run ends here."""
         text = reason or "semloop stopped this run."
@@ -382,7 +395,8 @@ def _middleware_class() -> type:
             `halt_on_stop=False` does not end the run at the first stop: the model gets the
             explanation in the tool result and can answer the user; a tool call after that is refused
             and ends the run. `reset_on_invoke` lifts a stop when the thread is invoked again (a new
-            user message); the loop memory is kept. `guards` maps thread keys to their `LoopGuard`;
+            user message); the loop memory is kept. `guidance=True` adds `semloop.guidance()` after
+            the system prompt of every model call. `guards` maps thread keys to their `LoopGuard`;
             `verdicts` keeps the recent warn/stop verdicts.
             """
 
@@ -408,6 +422,12 @@ def _middleware_class() -> type:
 
             def wrap_tool_call(self, request: Any, handler: Any) -> Any:
                 return self._tool_call(request, handler)
+
+            def wrap_model_call(self, request: Any, handler: Any) -> Any:
+                return handler(self._with_guidance(request))
+
+            async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+                return await handler(self._with_guidance(request))
 
             async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
                 return await self._atool_call(request, handler)

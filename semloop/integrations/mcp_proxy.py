@@ -72,9 +72,12 @@ class GuardedTools:
     def __init__(self, upstream: Any, config: Config | None = None, *, guard: Any = None,
                  resume_after: float = DEFAULT_RESUME_AFTER, clock: Any = time.monotonic) -> None:
         from ..guard import LoopGuard
+        from ..messages import with_resume
 
         self.upstream = upstream
-        self.guard = guard if guard is not None else LoopGuard(config)
+        if guard is None:  # its refusals say how a stop is lifted here: a quiet spell
+            guard = LoopGuard(with_resume(config or Config(), "resume_mcp", seconds=f"{resume_after:g}"))
+        self.guard = guard
         self.resume_after = resume_after
         self.clock = clock
         self.verdicts: list[Any] = []  # the last 256 warn / stop verdicts

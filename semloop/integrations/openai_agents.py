@@ -108,17 +108,19 @@ class SemloopGuardrails:
     recorded too, so a conversation whose turns keep asking the same thing is flagged
     (`message_verdict`). `on_stop="raise"` ends a stopped
     run with `LoopStopped` instead of a final output. At most `max_sessions` guards are kept (least
-    recently used dropped).
+    recently used dropped). `guidance=True`: the agents `protect` returns have `semloop.guidance()`
+    after their instructions (`instructions(original)` builds them for agents you make yourself).
     """
 
     def __init__(self, config: Config | None = None, *, key: Callable[[Any], Hashable] | None = None,
                  on_stop: Literal["final_output", "raise"] = "final_output", max_sessions: int = 256,
-                 **overrides: Any) -> None:
+                 guidance: bool = False, **overrides: Any) -> None:
         if on_stop not in ("final_output", "raise"):
             raise ValueError(f"on_stop must be 'final_output' or 'raise', got {on_stop!r}")
         self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
         self.key = key
         self.on_stop = on_stop
+        self.guidance = guidance
         self.max_sessions = max_sessions
         self.runs: OrderedDict[Hashable, _Run] = OrderedDict()
         self.verdicts: list[Verdict] = []  # the last 256 warn/stop verdicts, of every run
@@ -306,6 +308,27 @@ class SemloopGuardrails:
             return original
         return _hooks_class()(self, original)
 
+    def instructions(self, original: Any = None) -> Any:
+        """`Agent.instructions` with `semloop.guidance()` after `original`: a string, or for dynamic
+        instructions (a function of the context and the agent, plain or async) a function that
+        adds it to what they return."""
+        from ..guidance import with_guidance
+
+        language = self.config.language
+        if original is None or isinstance(original, str):
+            return with_guidance(original, language)
+        if getattr(original, "__semloop__", None) is self:
+            return original
+
+        async def semloop_instructions(context: Any, agent: Any) -> str:
+            text = original(context, agent)
+            if inspect.isawaitable(text):
+                text = await text
+            return str(with_guidance(text, language))
+
+        semloop_instructions.__semloop__ = self  # type: ignore[attr-defined]
+        return semloop_instructions
+
     def protect(self, agent: Any) -> Any:
         """A copy of `agent` under semloop: its function tools guarded, its tool use behavior
         wrapped, its final message recorded (`agent_hooks`), and the same for the agents it hands
@@ -322,8 +345,9 @@ class SemloopGuardrails:
         if getattr(behavior, "__semloop__", None) is not self:
             text_output = agent.output_type in (None, str)
             behavior = self.tool_use_behavior(behavior, raise_on_stop=None if text_output else True)
+        more = {"instructions": self.instructions(agent.instructions)} if self.guidance else {}
         clone = agent.clone(tools=[self.guard_tool(t) for t in agent.tools], tool_use_behavior=behavior,
-                            hooks=self.agent_hooks(agent.hooks))
+                            hooks=self.agent_hooks(agent.hooks), **more)
         done[id(agent)] = clone
         clone.handoffs = [self._protect(h, done) if isinstance(h, agents.Agent) else h for h in agent.handoffs]
         return clone

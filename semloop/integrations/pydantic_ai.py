@@ -130,7 +130,8 @@ def _build() -> type:
         `config` (a `semloop.Config`) configures each run's guard; `guard` keeps one `LoopGuard`
         across runs instead (one per conversation: build one capability per conversation, or pass
         `capabilities=[...]` to `agent.run`). `on_stop="raise"` ends a stopped run with
-        `LoopStopped` instead of the explanation as its output. After runs, `verdicts` holds the
+        `LoopStopped` instead of the explanation as its output. `guidance=True` adds
+        `semloop.guidance()` to the agent's instructions. After runs, `verdicts` holds the
         last 256 warn / stop verdicts and `last_stop` the latest stop.
         """
 
@@ -138,6 +139,7 @@ def _build() -> type:
         _: dataclasses.KW_ONLY
         guard: Any = None
         on_stop: Literal["final_output", "raise"] = "final_output"
+        guidance: bool = False
         id: str | None = None
 
         def __post_init__(self) -> None:
@@ -148,6 +150,14 @@ def _build() -> type:
             self._root = self
             self._guard: Any = self.guard
             self._stop: Verdict | None = None
+
+        def get_instructions(self) -> Any:
+            if not self.guidance:
+                return None
+            from ..guidance import guidance
+
+            config = self.config or (self.guard.config if self.guard is not None else Config())
+            return guidance(config.language)
 
         @classmethod
         def get_serialization_name(cls) -> str | None:
