@@ -19,8 +19,16 @@ START = {"session_id": "s-guid", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp
 
 
 def _semloop(args: list[str], stdin: str = "", **env: str) -> subprocess.CompletedProcess:
+    # a cache dir of its own: a warm server's http config in the user's cache would add its own message
+    cache = env.pop("XDG_CACHE_HOME", None) or _private_cache()
     return subprocess.run(SEMLOOP + args, check=False, input=stdin, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "SEMLOOP_HOOK_SERVER": "0", **env})
+                          env={**os.environ, "SEMLOOP_HOOK_SERVER": "0", "XDG_CACHE_HOME": cache, **env})
+
+
+def _private_cache() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="semloop-guidance-cache-")
 
 
 def test_guidance_is_a_short_block_in_english_and_chinese():
@@ -57,7 +65,8 @@ def test_session_start_adds_the_guidance_only_when_asked(tmp_path):
 @pytest.mark.parametrize("hooks", ["command", "http"])
 def test_install_guidance_writes_one_session_start_command_and_uninstall_removes_it(tmp_path, hooks):
     settings = tmp_path / "settings.json"
-    home = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    home = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "SEMLOOP_HOOK_SERVER": "1"}  # with the server off, `--hooks http` writes command hooks
     out = _semloop(["install", "claude-code", "--settings", str(settings), "--hooks", hooks, "--guidance"], **home)
     assert out.returncode == 0 and "guidance: SessionStart adds semloop.guidance()" in out.stdout
     data = json.loads(settings.read_text())
