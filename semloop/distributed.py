@@ -1,4 +1,4 @@
-"""Scanning trace archives larger than one machine on a Ray cluster (`pip install 'semloop[ray]'`).
+"""Scanning trace archives larger than one machine on a Ray cluster (`pip install "semloop-guard[ray]"`).
 
 The unit of work is `semloop.scan` over a batch of traces: Ray Data reads the archive (JSONL, one
 trace per line, or Parquet with a column of trace JSON), an actor pool of `Scanner`s maps the
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .config import Config
+from .messages import install_hint
 from .scan import ScanResult, scan_batch
 from .traces import TraceError
 from .verdict import Signal, Verdict
@@ -31,7 +32,7 @@ def _ray():
         import ray
         import ray.data  # noqa: F401  (the Data library is the `ray[data]` part)
     except ImportError as exc:
-        raise ImportError("the Ray engine needs Ray Data: pip install 'semloop[ray]'") from exc
+        raise ImportError(f"the Ray engine needs Ray Data: {install_hint('ray')}") from exc
     return ray
 
 

