@@ -15,8 +15,8 @@ import json
 import logging
 import os
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -44,7 +44,8 @@ def default_model_dir() -> Path | None:
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.maximum(norms, 1e-12)
+    unit: np.ndarray = matrix / np.maximum(norms, 1e-12)
+    return unit
 
 
 class StaticEmbedder:
@@ -185,7 +186,7 @@ class CachedEmbedder:
         vectors = {t: self._cache[t] for t in distinct if t in self._cache}
         missing = [t for t in distinct if t not in vectors]
         if missing:
-            for text, vector in zip(missing, self.embed(missing)):
+            for text, vector in zip(missing, self.embed(missing), strict=True):
                 self._cache[text] = vectors[text] = vector
         for text in texts:
             self._cache.move_to_end(text)

@@ -7,9 +7,8 @@ import re
 import sys
 
 import semloop
-from semloop.messages import DISTRIBUTION, install_hint
-
 from conftest import ROOT
+from semloop.messages import DISTRIBUTION, install_hint
 
 if sys.version_info >= (3, 11):
     import tomllib
