@@ -151,3 +151,45 @@ def test_openai_agents_examples_run_as_written(tmp_path):
     assert lines[1].startswith("semloop ")  # on_stop="raise": LoopStopped's message
     assert lines[2].startswith("semloop blocked this read_file call")  # keyed guard: the stop message as output
     assert all(r["path"] == "/v1/responses" for r in FakeResponsesAPI.requests)
+
+
+# -- "Try it offline": each page's block under that heading runs as written, no model, no network --
+
+def offline_block(page: Path) -> tuple[str, str]:
+    """The first code block under the page's `## Try it offline` heading: (language, code)."""
+    section = page.read_text(encoding="utf-8").split("\n## Try it offline\n", 1)[1]
+    found = re.search(r"```(\w+)\n(.*?)```", section, re.S)
+    assert found, f"{page.name}: no code block under 'Try it offline'"
+    return found[1], found[2]
+
+
+def _offline_env(tmp_path: Path) -> dict:
+    return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+            "PYTHONPATH": str(ROOT)}
+
+
+@pytest.mark.parametrize("name,event", [("claude-code", "PostToolUse"), ("gemini-cli", "AfterTool")])
+def test_hook_pages_try_it_offline(name, event, tmp_path):
+    language, code = offline_block(ROOT / "docs" / f"{name}.md")
+    assert language == "bash"
+    proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=_offline_env(tmp_path))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr  # a hook that fails open says so on stderr
+    answers = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert answers[:2] == [{}, {}] and len(answers) == 3
+    output = answers[2]["hookSpecificOutput"]
+    assert output["hookEventName"] == event and output["additionalContext"].startswith("[semloop] This ")
+
+
+def test_pydantic_ai_page_try_it_offline(tmp_path):
+    pytest.importorskip("pydantic_ai.capabilities")
+    language, code = offline_block(ROOT / "docs" / "pydantic-ai.md")
+    assert language == "python"
+    script = tmp_path / "offline.py"
+    script.write_text(code)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=_offline_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    name, output, actions = proc.stdout.splitlines()
+    assert name == "semloop" and output.startswith("semloop blocked this read_config call")
+    assert actions == "['warn', 'warn', 'stop']"
