@@ -183,13 +183,33 @@ def test_hook_pages_try_it_offline(name, event, tmp_path):
 
 def test_pydantic_ai_page_try_it_offline(tmp_path):
     pytest.importorskip("pydantic_ai.capabilities")
-    language, code = offline_block(ROOT / "docs" / "pydantic-ai.md")
+    name, output, actions = _run_offline_python("pydantic-ai.md", tmp_path)
+    assert name == "semloop" and output.startswith("semloop blocked this read_config call")
+    assert actions == "['warn', 'warn', 'stop']"
+
+
+def _run_offline_python(page: str, tmp_path: Path) -> list[str]:
+    language, code = offline_block(ROOT / "docs" / page)
     assert language == "python"
     script = tmp_path / "offline.py"
     script.write_text(code)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path, env=_offline_env(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    name, output, actions = proc.stdout.splitlines()
-    assert name == "semloop" and output.startswith("semloop blocked this read_config call")
+    return proc.stdout.splitlines()
+
+
+def test_mcp_page_try_it_offline(tmp_path):
+    pytest.importorskip("mcp")
+    lines = _run_offline_python("mcp.md", tmp_path)
+    assert len(lines) == 5
+    assert all("EACCES: permission denied" in line for line in lines[:2])
+    assert all(line.startswith("[semloop] This read_config call repeats") for line in lines[2:4])
+    assert lines[4].startswith("semloop blocked this read_config call")
+
+
+def test_google_adk_page_try_it_offline(tmp_path):
+    pytest.importorskip("google.adk")
+    *_, stop, actions = _run_offline_python("google-adk.md", tmp_path)
+    assert stop.startswith("semloop blocked this read_config call") and "The run ends here" in stop
     assert actions == "['warn', 'warn', 'stop']"
