@@ -213,3 +213,23 @@ def test_google_adk_page_try_it_offline(tmp_path):
     *_, stop, actions = _run_offline_python("google-adk.md", tmp_path)
     assert stop.startswith("semloop blocked this read_config call") and "The run ends here" in stop
     assert actions == "['warn', 'warn', 'stop']"
+
+
+def test_claude_agent_sdk_page_try_it_offline(tmp_path):
+    pytest.importorskip("claude_agent_sdk")
+    lines = _run_offline_python("claude-agent-sdk.md", tmp_path)
+    assert lines[:2] == ["{}", "{}"] and len(lines) == 3
+    assert "'additionalContext': '[semloop] This Bash call repeats" in lines[2]
+
+
+def test_every_integration_page_runs_offline():
+    """Each integration page has a block that runs without a model or network: a tested
+    'Try it offline' section, or examples this module (or tests/test_crewai.py) runs against a
+    scripted local API."""
+    scripted = {"anthropic.md", "langchain.md", "openai-agents.md", "crewai.md"}
+    offline = {p.name for p in (ROOT / "docs").glob("*.md") if "\n## Try it offline\n" in p.read_text(encoding="utf-8")}
+    integrations = {f"{name}.md" for name in ("anthropic", "claude-code", "claude-agent-sdk", "openai-agents",
+                                               "langchain", "mcp", "gemini-cli", "pydantic-ai", "google-adk", "crewai")}
+    assert integrations <= scripted | offline, integrations - scripted - offline
+    tested = {"claude-code.md", "gemini-cli.md", "pydantic-ai.md", "mcp.md", "google-adk.md", "claude-agent-sdk.md"}
+    assert offline == tested, offline ^ tested  # a new 'Try it offline' block needs its test here
