@@ -1,13 +1,13 @@
-"""Every number in the README's benchmark and calibration sections, from the results files (none
-typed by hand).
+"""Every number in the benchmark table of README.md, docs/benchmarks.md and the calibration section
+of docs/usage.md, from the results files (none typed by hand).
 
     python benchmarks/readme_table.py           # print the generated blocks
-    python benchmarks/readme_table.py --write   # rewrite them in README.md, between their markers
-    python benchmarks/readme_table.py --check   # exit 1 if README.md is out of date (the tests run this)
+    python benchmarks/readme_table.py --write   # rewrite them in those files, between their markers
+    python benchmarks/readme_table.py --check   # exit 1 if a file is out of date (the tests run this)
 
 Sources: benchmarks/results/results.json (`semloop bench`, via benchmarks/run.sh) and
 benchmarks/results/calibration.json (`semloop calibrate`, also run by benchmarks/run.sh).
-In README.md a block sits between `<!-- generated: NAME -->` and `<!-- /generated -->`.
+In each file a block sits between `<!-- generated: NAME -->` and `<!-- /generated -->`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 README = HERE.parent / "README.md"
+PAGES = (README, HERE.parent / "docs" / "benchmarks.md", HERE.parent / "docs" / "usage.md")  # where blocks go
 RESULTS = HERE / "results"
 
 
@@ -120,11 +121,11 @@ def blocks() -> dict[str, str]:
 _BLOCK = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- /generated -->)", re.S)
 
 
-def render(readme: str, generated: dict[str, str]) -> str:
+def render(readme: str, generated: dict[str, str], page: str = "README.md") -> str:
     def replace(m: re.Match) -> str:
         name = m.group(2)
         if name not in generated:
-            raise SystemExit(f"README.md has a block {name!r} that readme_table.py does not generate")
+            raise SystemExit(f"{page} has a block {name!r} that readme_table.py does not generate")
         return m.group(1) + generated[name] + "\n" + m.group(4)
 
     return _BLOCK.sub(replace, readme)
@@ -133,15 +134,19 @@ def render(readme: str, generated: dict[str, str]) -> str:
 def main(argv: list[str]) -> int:
     generated = blocks()
     if "--write" in argv or "--check" in argv:
-        readme = README.read_text(encoding="utf-8")
-        fresh = render(readme, generated)
-        if "--check" in argv:
-            if fresh != readme:
-                print("README.md is out of date: run python benchmarks/readme_table.py --write", file=sys.stderr)
-                return 1
-            return 0
-        README.write_text(fresh, encoding="utf-8")
-        print(f"updated {README}")
+        stale = []
+        for page in (p for p in PAGES if p.exists()):
+            text = page.read_text(encoding="utf-8")
+            fresh = render(text, generated, page.name)
+            if fresh != text:
+                stale.append(page)
+                if "--write" in argv:
+                    page.write_text(fresh, encoding="utf-8")
+                    print(f"updated {page}")
+        if "--check" in argv and stale:
+            names = ", ".join(str(p.relative_to(HERE.parent)) for p in stale)
+            print(f"{names}: out of date: run python benchmarks/readme_table.py --write", file=sys.stderr)
+            return 1
         return 0
     for name, text in generated.items():
         print(f"<!-- generated: {name} -->\n{text}\n<!-- /generated -->\n")

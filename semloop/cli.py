@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .config import DETECTORS, EMBEDDINGS, Config
+from .messages import install_hint
 from .store import StoreError
 from .traces import FORMATS, TraceError, format_help
 
@@ -254,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="ray: scan on a Ray cluster (JSONL or Parquet; pip install \"semloop-guard[ray]\")")
+                   help=f"ray: scan on a Ray cluster (JSONL or Parquet; {install_hint('ray')})")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: RAY_ADDRESS or a local one)")
     p.add_argument("--no-batch", action="store_true", help="embed one call at a time (slower; for comparison)")
     p.set_defaults(func=cmd_scan)

@@ -38,7 +38,7 @@ class Config:
 
     embedding: str = "static"
     """Embedding backend: "static" (bundled model2vec model, no torch), "sentence-transformers"
-    (any local model directory; `pip install semloop[st]`), "hashing" (no model at all)."""
+    (any local model directory; `pip install "semloop-guard[st]"`), "hashing" (no model at all)."""
 
     model_path: str | None = None
     """Model directory for the chosen backend; None = the bundled default (or the MiniLM that the

@@ -1,4 +1,4 @@
-"""Scanning trace archives larger than one machine on a Ray cluster (`pip install 'semloop[ray]'`).
+"""Scanning trace archives larger than one machine on a Ray cluster (`pip install "semloop-guard[ray]"`).
 
 The unit of work is `semloop.scan` over a batch of traces: Ray Data reads the archive (JSONL, one
 trace per line, or Parquet with a column of trace JSON), an actor pool of `Scanner`s maps the
@@ -17,28 +17,30 @@ scan prints. See docs/performance.md.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .config import Config
+from .messages import install_hint
 from .scan import ScanResult, scan_batch
 from .traces import TraceError
 from .verdict import Signal, Verdict
 
 
-def _ray():
+def _ray() -> Any:
     try:
         import ray
         import ray.data  # noqa: F401  (the Data library is the `ray[data]` part)
     except ImportError as exc:
-        raise ImportError("the Ray engine needs Ray Data: pip install 'semloop[ray]'") from exc
+        raise ImportError(f"the Ray engine needs Ray Data: {install_hint('ray')}") from exc
     return ray
 
 
 class Scanner:
     """A Ray Data `map_batches` callable class: one per actor, the model loaded once in `__init__`."""
 
-    def __init__(self, config: Config | dict | None = None, column: str | None = None):
+    def __init__(self, config: Config | dict[str, Any] | None = None, column: str | None = None):
         from .embeddings import load_embedder
 
         self.config = Config.from_dict(config) if isinstance(config, dict) else (config or Config())
@@ -46,7 +48,7 @@ class Scanner:
         self.embedder = (load_embedder(self.config.embedding, self.config.model_path)
                          if self.config.detector == "semantic" else None)
 
-    def __call__(self, batch: Any) -> dict[str, list]:
+    def __call__(self, batch: Any) -> dict[str, list[Any]]:
         return scan_batch(batch, self.config, embedder=self.embedder, column=self.column)
 
 
@@ -75,7 +77,8 @@ def scan_dataset(ds: Any, config: Config | None = None, *, column: str | None = 
 
 
 def scan_file_with_ray(path: str | Path, config: Config | None = None, *, address: str | None = None,
-                       skip_invalid: bool = False, on_skip=None, concurrency: int | None = None
+                       skip_invalid: bool = False,
+                       on_skip: Callable[[TraceError], object] | None = None, concurrency: int | None = None
                        ) -> Iterator[tuple[None, ScanResult]]:
     """`semloop scan --engine ray`: results of every trace in `path`, in file order. Joins the
     cluster at `address` (or `RAY_ADDRESS`; else starts a local one) unless Ray is already up."""
@@ -96,7 +99,7 @@ def scan_file_with_ray(path: str | Path, config: Config | None = None, *, addres
         yield None, result_from_dict(json.loads(row["result"]))
 
 
-def result_from_dict(data: dict) -> ScanResult:
+def result_from_dict(data: dict[str, Any]) -> ScanResult:
     """A `ScanResult` back from its `to_dict()` (scores rounded to 4 places, as printed)."""
     events = tuple(Verdict(e["action"], e["step"], tuple(Signal(s["kind"], s["score"], tuple(s["related_steps"]))
                                                          for s in e["signals"]), e["message"])

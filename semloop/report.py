@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .config import Config
+from .messages import install_hint
 from .traces import Trace
 from .verdict import FlaggedSteps, Verdict
 
@@ -452,7 +453,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise ImportError('plots need matplotlib: pip install "semloop-guard[bench]"') from None
+        raise ImportError(f"plots need matplotlib: {install_hint('bench')}") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

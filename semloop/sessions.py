@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 
-def summary(key: str, state: Any, info: Any = None) -> dict:
+def summary(key: str, state: Any, info: Any = None) -> dict[str, Any]:
     """A stored session as plain JSON-able data: what it holds, never the raw state."""
     out: dict[str, Any] = {"session": key}
     if state is None:
@@ -45,7 +45,7 @@ def display_url(url: str) -> str:
     return strip(url)
 
 
-def _open(args: Any):
+def _open(args: Any) -> Any:  # open_store answers Any: a URL or an already open store
     from .store import open_store
 
     return open_store(getattr(args, "store", None), db=getattr(args, "db", None))

@@ -2,7 +2,7 @@
 
     memory://                 this process only (threads share it)            MemoryStore
     sqlite:///path/to/db      one machine, any number of processes (default)  SQLiteStore
-    redis://host:6379/0       a fleet of machines (`pip install semloop[redis]`) RedisStore
+    redis://host:6379/0       a fleet of machines (`pip install "semloop-guard[redis]"`) RedisStore
     rediss://...              the same over TLS
 
 `open_store(url)` picks one: the URL given, else `$SEMLOOP_STORE`, else the SQLite file
@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
+
+from .messages import install_hint
 
 DEFAULT_FILENAME = "state.sqlite3"
 DEFAULT_TTL = 7 * 86400.0  # seconds a session is kept after its last write
@@ -515,7 +517,7 @@ class RedisStore(_Store):
             from redis.backoff import NoBackoff
             from redis.retry import Retry
         except ImportError:
-            raise ImportError("the Redis store needs the redis client: pip install 'semloop[redis]'") from None
+            raise ImportError(f"the Redis store needs the redis client: {install_hint('redis')}") from None
         self.url, self.version, self.ttl, self.prefix = url, version, float(ttl), prefix
         self._redis = redis
         timeout = float(timeout)

@@ -17,6 +17,9 @@ python -m pip install -q --upgrade pip
 step "3/5 installing torch 2.13.0 (CPU; ~200 MB, the slow step)"
 python -m pip install -q "torch==2.13.0"
 step "4/5 installing semloop with every extra (.[all])"
+# the distribution was renamed semloop-guard: an older `semloop` install here (ours, or PyPI's other
+# project of that name) would claim the same `import semloop`
+python -m pip uninstall -q -y semloop 2>/dev/null || true
 python -m pip install -q -e ".[all]"
 step "5/5 running pytest"
 python -m pytest "$@"

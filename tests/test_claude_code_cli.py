@@ -19,6 +19,7 @@ import pytest
 
 from claude_cli import ScriptedAPI, claude_binary, clean_env, run_claude, tool_call
 from conftest import stored
+from semloop_texts import added_by_semloop
 
 BINARY = claude_binary()
 pytestmark = [
@@ -135,7 +136,7 @@ def test_varied_files_stay_quiet(quiet_setup):
     run, api = quiet_setup.run(script)
     assert run.result.get("terminal_reason") == "completed", run.result
     sent = _texts(api.tool_results())
-    assert len(sent) == 6 and not any("semloop" in t for t in sent)
+    assert len(sent) == 6 and not any(added_by_semloop(t) for t in sent)
     assert [t.split("\n")[1] for t in sent] == [f"{i},{i * 37}" for i in range(6)]
 
 
@@ -147,7 +148,7 @@ def test_pagination_stays_quiet(http_setup):
     run, api = quiet_setup.run(script)
     assert run.result.get("terminal_reason") == "completed", run.result
     sent = _texts(api.tool_results())
-    assert len(sent) == 6 and not any("semloop" in t for t in sent)
+    assert len(sent) == 6 and not any(added_by_semloop(t) for t in sent)
 
 
 parallel_setup = _setup_fixture("inprocess", "server")

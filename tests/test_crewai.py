@@ -231,7 +231,7 @@ except ImportError as exc:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ("semloop's CrewAI integration needs CrewAI 1.x (tool-call hooks): "
-                                   "pip install 'semloop[crewai]'")
+                                   'pip install "semloop-guard[crewai]"')
 
 
 def test_the_docs_example_runs_as_written(chat_api, tmp_path):

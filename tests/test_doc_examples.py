@@ -151,3 +151,85 @@ def test_openai_agents_examples_run_as_written(tmp_path):
     assert lines[1].startswith("semloop ")  # on_stop="raise": LoopStopped's message
     assert lines[2].startswith("semloop blocked this read_file call")  # keyed guard: the stop message as output
     assert all(r["path"] == "/v1/responses" for r in FakeResponsesAPI.requests)
+
+
+# -- "Try it offline": each page's block under that heading runs as written, no model, no network --
+
+def offline_block(page: Path) -> tuple[str, str]:
+    """The first code block under the page's `## Try it offline` heading: (language, code)."""
+    section = page.read_text(encoding="utf-8").split("\n## Try it offline\n", 1)[1]
+    found = re.search(r"```(\w+)\n(.*?)```", section, re.S)
+    assert found, f"{page.name}: no code block under 'Try it offline'"
+    return found[1], found[2]
+
+
+def _offline_env(tmp_path: Path) -> dict:
+    return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+            "PYTHONPATH": str(ROOT)}
+
+
+@pytest.mark.parametrize("name,event", [("claude-code", "PostToolUse"), ("gemini-cli", "AfterTool")])
+def test_hook_pages_try_it_offline(name, event, tmp_path):
+    language, code = offline_block(ROOT / "docs" / f"{name}.md")
+    assert language == "bash"
+    proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=_offline_env(tmp_path))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr  # a hook that fails open says so on stderr
+    answers = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert answers[:2] == [{}, {}] and len(answers) == 3
+    output = answers[2]["hookSpecificOutput"]
+    assert output["hookEventName"] == event and output["additionalContext"].startswith("[semloop] This ")
+
+
+def test_pydantic_ai_page_try_it_offline(tmp_path):
+    pytest.importorskip("pydantic_ai.capabilities")
+    name, output, actions = _run_offline_python("pydantic-ai.md", tmp_path)
+    assert name == "semloop" and output.startswith("semloop blocked this read_config call")
+    assert actions == "['warn', 'warn', 'stop']"
+
+
+def _run_offline_python(page: str, tmp_path: Path) -> list[str]:
+    language, code = offline_block(ROOT / "docs" / page)
+    assert language == "python"
+    script = tmp_path / "offline.py"
+    script.write_text(code)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=_offline_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout.splitlines()
+
+
+def test_mcp_page_try_it_offline(tmp_path):
+    pytest.importorskip("mcp")
+    lines = _run_offline_python("mcp.md", tmp_path)
+    assert len(lines) == 5
+    assert all("EACCES: permission denied" in line for line in lines[:2])
+    assert all(line.startswith("[semloop] This read_config call repeats") for line in lines[2:4])
+    assert lines[4].startswith("semloop blocked this read_config call")
+
+
+def test_google_adk_page_try_it_offline(tmp_path):
+    pytest.importorskip("google.adk")
+    *_, stop, actions = _run_offline_python("google-adk.md", tmp_path)
+    assert stop.startswith("semloop blocked this read_config call") and "The run ends here" in stop
+    assert actions == "['warn', 'warn', 'stop']"
+
+
+def test_claude_agent_sdk_page_try_it_offline(tmp_path):
+    pytest.importorskip("claude_agent_sdk")
+    lines = _run_offline_python("claude-agent-sdk.md", tmp_path)
+    assert lines[:2] == ["{}", "{}"] and len(lines) == 3
+    assert "'additionalContext': '[semloop] This Bash call repeats" in lines[2]
+
+
+def test_every_integration_page_runs_offline():
+    """Each integration page has a block that runs without a model or network: a tested
+    'Try it offline' section, or examples this module (or tests/test_crewai.py) runs against a
+    scripted local API."""
+    scripted = {"anthropic.md", "langchain.md", "openai-agents.md", "crewai.md"}
+    offline = {p.name for p in (ROOT / "docs").glob("*.md") if "\n## Try it offline\n" in p.read_text(encoding="utf-8")}
+    integrations = {f"{name}.md" for name in ("anthropic", "claude-code", "claude-agent-sdk", "openai-agents",
+                                               "langchain", "mcp", "gemini-cli", "pydantic-ai", "google-adk", "crewai")}
+    assert integrations <= scripted | offline, integrations - scripted - offline
+    tested = {"claude-code.md", "gemini-cli.md", "pydantic-ai.md", "mcp.md", "google-adk.md", "claude-agent-sdk.md"}
+    assert offline == tested, offline ^ tested  # a new 'Try it offline' block needs its test here

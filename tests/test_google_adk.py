@@ -20,6 +20,7 @@ from google.adk.runners import InMemoryRunner  # noqa: E402
 from google.genai import types  # noqa: E402
 
 from semloop.integrations.google_adk import SemloopPlugin  # noqa: E402
+from semloop_texts import added_by_semloop  # noqa: E402
 
 DENIED = "EACCES: permission denied, open '/etc/app.yaml'"
 ENDED = "The run ends here; the work done so far is kept."
@@ -112,7 +113,7 @@ def test_varied_work_stays_quiet():
     plugin = SemloopPlugin()
     (events,) = run(LlmAgent(name="reader", model=model, tools=[read_page]), plugin, "Read the manual.")
     assert pages == list(range(8))
-    assert all("semloop" not in r for r in responses(events))
+    assert not any(added_by_semloop(r) for r in responses(events))
     assert final_text(events) == "The manual has eight sections."
     assert plugin.verdicts == []
 

@@ -17,6 +17,7 @@ import pytest
 anyio = pytest.importorskip("anyio")
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from semloop_texts import added_by_semloop  # noqa: E402
 
 TINY = str(Path(__file__).with_name("tiny_upstream.py"))
 ERROR_TEXT = "EACCES: permission denied, open '/etc/app.yaml'"
@@ -104,7 +105,7 @@ def test_lists_and_forwards_what_the_upstream_offers(run):
 def test_different_pages_pass_untouched(run):
     for page, r in enumerate(run["pages"]):
         (text,) = _texts(r)
-        assert not r.is_error and text.startswith(f"manual, page {page} of 10") and "semloop" not in text
+        assert not r.is_error and text.startswith(f"manual, page {page} of 10") and not added_by_semloop(text)
     assert [c["arguments"]["page"] for c in run["upstream"][:8]] == list(range(8))
     assert run["upstream_after_pages"] == 8
 
@@ -115,7 +116,7 @@ def test_identical_failing_calls_get_notes_then_a_refusal(run):
     # 1-2: the upstream's result, untouched
     for r in results[:2]:
         (text,) = _texts(r)
-        assert ERROR_TEXT in text and "semloop" not in text
+        assert ERROR_TEXT in text and not added_by_semloop(text)
     # 3-4: the upstream's error text kept, semloop's note appended as its own block
     for r in results[2:4]:
         texts = _texts(r)
@@ -168,7 +169,7 @@ def test_a_question_asked_again_keeps_the_reply_and_gets_the_message_note(tmp_pa
 
 def test_a_quiet_spell_lifts_the_stop_but_keeps_the_loop_memory(run):
     (text,) = _texts(run["after_quiet"])
-    assert text.startswith("manual, page 2 of 10") and "semloop" not in text
+    assert text.startswith("manual, page 2 of 10") and not added_by_semloop(text)
     again = _texts(run["loop_again"])
     assert ERROR_TEXT in again[0] and again[-1].startswith("[semloop]")  # flagged again at once
     assert [c["tool"] for c in run["upstream"][12:]] == ["read_page", "read_config"]

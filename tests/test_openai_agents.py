@@ -372,7 +372,7 @@ def test_import_semloop_does_not_import_agents():
     code = ("import sys, semloop, semloop.integrations.openai_agents as m; "
             "assert 'agents' not in sys.modules, 'agents imported'; print(m.INSTALL_HINT)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "pip install 'semloop[openai-agents]'" in out.stdout
+    assert 'pip install "semloop-guard[openai-agents]"' in out.stdout
 
 
 def test_guidance_flag_extends_static_and_dynamic_instructions():

@@ -17,6 +17,7 @@ from pydantic_ai.models.test import TestModel  # noqa: E402
 
 from semloop import Config, LoopGuard, LoopStopped  # noqa: E402
 from semloop.integrations.pydantic_ai import SemloopCapability  # noqa: E402
+from semloop_texts import added_by_semloop  # noqa: E402
 
 DENIED = "EACCES: permission denied, open '/etc/app.yaml'"
 ENDED = "The run ends here; the work done so far is kept."
@@ -92,7 +93,7 @@ def test_varied_work_stays_quiet():
     result = Agent(FunctionModel(model), tools=[read_page], capabilities=[loops]).run_sync("Read the manual.")
     assert pages == list(range(8))
     assert result.output == "The manual has eight sections."
-    assert all("semloop" not in r.content for r in tool_returns(result))
+    assert not any(added_by_semloop(r.content) for r in tool_returns(result))
     assert loops.verdicts == []
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="pip install 'semloop[ray]'")
+ray = pytest.importorskip("ray", reason='pip install "semloop-guard[ray]"')
 
 from semloop.config import Config  # noqa: E402
 from semloop.scan import scan_trace  # noqa: E402

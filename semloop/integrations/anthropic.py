@@ -1,4 +1,4 @@
-"""semloop for the Anthropic Python SDK (`pip install 'semloop[anthropic]'`).
+"""semloop for the Anthropic Python SDK (`pip install "semloop-guard[anthropic]"`).
 
 Three ways in, from the most to the least hands-on:
 
@@ -22,6 +22,7 @@ from typing import Any, Callable, Generator, Iterable, Mapping, NamedTuple
 
 from ..guard import LoopGuard
 from ..guidance import with_guidance
+from ..messages import install_hint
 from ..verdict import Verdict
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
     "guarded",
 ]
 
-INSTALL_HINT = "semloop's Anthropic integration needs the `anthropic` package: pip install 'semloop[anthropic]'"
+INSTALL_HINT = f"semloop's Anthropic integration needs the `anthropic` package: {install_hint('anthropic')}"
 
 FINAL_PROMPT = (
     "{reason}\n\n"

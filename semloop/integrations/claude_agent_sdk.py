@@ -1,4 +1,4 @@
-"""semloop for the Claude Agent SDK (`pip install 'semloop[agent-sdk]'`): ready-made hook callbacks.
+"""semloop for the Claude Agent SDK (`pip install "semloop-guard[agent-sdk]"`): ready-made hook callbacks.
 
     from claude_agent_sdk import ClaudeAgentOptions, query
     from semloop.integrations.claude_agent_sdk import semloop_hooks
@@ -46,6 +46,7 @@ from typing import Any, AsyncIterable, AsyncIterator, Mapping
 from ..config import Config, fail_open
 from ..features import is_message_tool
 from ..guard import LoopGuard
+from ..messages import install_hint
 from ..verdict import Verdict
 from . import keep_verdict
 from .claude_code import normalize_response, session_key
@@ -55,7 +56,7 @@ __all__ = ["SemloopHooks", "semloop_hooks"]
 log = logging.getLogger("semloop")
 
 INSTALL_HINT = ("semloop's Claude Agent SDK integration needs the `claude-agent-sdk` package: "
-                "pip install 'semloop[agent-sdk]'")
+                f"{install_hint('agent-sdk')}")
 
 REFUSE_NOTE = "Further tool calls in this session will be refused until the user sends a new message."
 

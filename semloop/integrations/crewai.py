@@ -1,4 +1,4 @@
-"""semloop for CrewAI (`pip install 'semloop[crewai]'`): tool-call hooks.
+"""semloop for CrewAI (`pip install "semloop-guard[crewai]"`): tool-call hooks.
 
     from crewai import Agent, Crew, Task
     from semloop.integrations.crewai import LoopStopped, SemloopHooks
@@ -38,12 +38,13 @@ from typing import Any, Callable, Hashable
 
 from ..config import Config, fail_open
 from ..guard import LoopGuard
+from ..messages import install_hint
 from ..verdict import LoopStopped, Verdict
 from . import keep_verdict
 
 __all__ = ["SemloopHooks", "LoopStopped"]
 
-INSTALL_HINT = "semloop's CrewAI integration needs CrewAI 1.x (tool-call hooks): pip install 'semloop[crewai]'"
+INSTALL_HINT = f"semloop's CrewAI integration needs CrewAI 1.x (tool-call hooks): {install_hint('crewai')}"
 
 # The text CrewAI puts in place of a call a before-hook refused (both tool-call paths), and the
 # prefixes of the texts it puts in place of a tool's exception (native path; ReAct path).

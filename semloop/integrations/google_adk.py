@@ -1,4 +1,4 @@
-"""semloop for Google's Agent Development Kit (`pip install 'semloop[google-adk]'`): a plugin.
+"""semloop for Google's Agent Development Kit (`pip install "semloop-guard[google-adk]"`): a plugin.
 
     from google.adk.runners import InMemoryRunner
     from semloop.integrations.google_adk import SemloopPlugin
@@ -30,12 +30,13 @@ from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
 from ..config import Config, fail_open
+from ..messages import install_hint
 from ..verdict import Verdict
 from . import keep_verdict
 
 __all__ = ["SemloopPlugin"]
 
-INSTALL_HINT = "semloop's Google ADK integration needs `google-adk`: pip install 'semloop[google-adk]'"
+INSTALL_HINT = f"semloop's Google ADK integration needs `google-adk`: {install_hint('google-adk')}"
 AUTHOR = "semloop"
 ENDED_NOTE = {"en": "The run ends here; the work done so far is kept.",
               "zh": "运行在此结束；之前完成的工作均已保留。"}

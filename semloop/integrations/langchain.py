@@ -1,4 +1,4 @@
-"""semloop for LangChain (`pip install 'semloop[langchain]'`): agent middleware and a tool wrapper.
+"""semloop for LangChain (`pip install "semloop-guard[langchain]"`): agent middleware and a tool wrapper.
 
     from langchain.agents import create_agent
     from semloop.integrations.langchain import SemloopMiddleware
@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
 
 from ..config import Config, fail_open
 from ..guard import LoopGuard
+from ..messages import install_hint
 from ..verdict import LoopStopped, Verdict
 from . import keep_verdict
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["SemloopMiddleware", "GuardedTool", "LoopStopped", "guard_tool", "guard_tools"]
 
 INSTALL_HINT = ("semloop's LangChain integration needs `langchain-core` (and `langchain` 1.x for the "
-                "agent middleware): pip install 'semloop[langchain]'")
+                f"agent middleware): {install_hint('langchain')}")
 
 REFUSE_NOTE = "Further tool calls in this run will be refused."
 NOT_RUN = "Not run: semloop stopped this run before this call."

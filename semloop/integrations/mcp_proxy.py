@@ -1,4 +1,4 @@
-"""semloop as an MCP proxy (`pip install 'semloop[mcp]'`): `semloop mcp-proxy -- <server command …>`.
+"""semloop as an MCP proxy (`pip install "semloop-guard[mcp]"`): `semloop mcp-proxy -- <server command …>`.
 
 Any MCP client (Claude Desktop, Cursor, Claude Code, ...) talks to the proxy over stdio instead of
 to the server itself; the proxy starts the real ("upstream") server as a subprocess and forwards
@@ -38,13 +38,14 @@ import time
 from typing import Any, AsyncIterator, Callable, NamedTuple, Sequence
 
 from ..config import Config, fail_open
+from ..messages import install_hint
 from . import keep_verdict
 
 __all__ = ["GuardedTools", "run_proxy", "serve_stdio"]
 
 log = logging.getLogger("semloop")
 
-INSTALL_HINT = "semloop's MCP proxy needs the `mcp` package (2.x): pip install 'semloop[mcp]'"
+INSTALL_HINT = f"semloop's MCP proxy needs the `mcp` package (2.x): {install_hint('mcp')}"
 DEFAULT_RESUME_AFTER = 120.0  # seconds without tool calls after which a stop is lifted
 CONNECTION_CLOSED = -32000  # the JSON-RPC error code `mcp` gives a request whose connection closed
 UPSTREAM_STOP_GRACE = 2.0  # seconds the upstream gets to exit after its stdin closes (then SIGTERM, SIGKILL)

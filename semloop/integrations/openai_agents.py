@@ -1,4 +1,4 @@
-"""semloop for the OpenAI Agents SDK (`pip install 'semloop[openai-agents]'`): tool guardrails.
+"""semloop for the OpenAI Agents SDK (`pip install "semloop-guard[openai-agents]"`): tool guardrails.
 
     from agents import Agent, Runner
     from semloop.integrations.openai_agents import protect
@@ -46,13 +46,14 @@ from typing import Any, Callable, Hashable, Literal, Mapping
 
 from ..config import Config, fail_open
 from ..guard import LoopGuard
+from ..messages import install_hint
 from ..verdict import LoopStopped, Verdict
 from . import keep_verdict
 
 __all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
 
 INSTALL_HINT = ("semloop's OpenAI Agents SDK integration needs the `openai-agents` package: "
-                "pip install 'semloop[openai-agents]'")
+                f"{install_hint('openai-agents')}")
 
 STOPPED = "semloop stopped the run."
 # what the SDK puts in place of a failed call: its default failure and timeout messages

@@ -1,4 +1,4 @@
-"""semloop for PydanticAI (`pip install 'semloop[pydantic-ai]'`): a capability.
+"""semloop for PydanticAI (`pip install "semloop-guard[pydantic-ai]"`): a capability.
 
     from pydantic_ai import Agent
     from semloop.integrations.pydantic_ai import SemloopCapability
@@ -34,6 +34,7 @@ import dataclasses
 from typing import Any, Literal
 
 from ..config import Config, fail_open
+from ..messages import install_hint
 from ..verdict import LoopStopped, Verdict
 from . import keep_verdict
 
@@ -41,7 +42,7 @@ __all__ = ["SemloopCapability", "LoopStopped"]
 
 
 INSTALL_HINT = ("semloop's PydanticAI integration needs PydanticAI 2.x (capabilities): "
-                "pip install 'semloop[pydantic-ai]'")
+                f"{install_hint('pydantic-ai')}")
 MODEL_NAME = "semloop"  # `result.response.model_name` when semloop ended the run
 ENDED_NOTE = {"en": "The run ends here; the work done so far is kept.",
               "zh": "运行在此结束；之前完成的工作均已保留。"}
