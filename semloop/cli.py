@@ -200,7 +200,7 @@ def _add_report_parser(sub) -> None:
     p.add_argument("--out", default="report.html", metavar="PATH",
                    help="the HTML file to write (default: report.html; missing folders are created, and named on stderr)")
     p.add_argument("--png", metavar="DIR", help="also write each trace's heatmaps as DIR/<trace id>.png (needs matplotlib: "
-                                                "pip install \"semloop-guard[bench]\")")
+                                                f"{install_hint('bench')})")
     p.add_argument("--title", default="semloop report", help="page title")
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
@@ -300,7 +300,7 @@ def missing_extra(exc: ImportError) -> str | None:
         return message
     top = (exc.name or "").split(".")[0]
     if top in EXTRAS:
-        return f"{top} is not installed: pip install \"semloop-guard[{EXTRAS[top]}]\""
+        return f"{top} is not installed: {install_hint(EXTRAS[top])}"
     return None
 
 
