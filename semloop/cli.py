@@ -30,7 +30,10 @@ def build_config(args: argparse.Namespace) -> Config:
 
 
 _FORMAT_HELP = ("input format (default: auto-detected): jsonl = semloop traces, one per line; anthropic = a Messages "
-                "API message list; openai = chat messages with tool_calls; claude-code = a session transcript")
+                "API message list; openai = chat messages with tool_calls; claude-code = a session transcript; "
+                "otel / openinference = OpenTelemetry GenAI / OpenInference spans (OTLP JSON or JSON spans); "
+                "langfuse = observations; langsmith = runs (docs/observability.md)")
+_PER_AGENT_HELP = "span formats: one trace per agent invocation instead of one per run"
 
 
 def _add_detector_args(p: argparse.ArgumentParser) -> None:
@@ -57,7 +60,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         pairs = scan_file_with_ray(args.file, config, address=args.ray_address, skip_invalid=args.skip_invalid,
                                    on_skip=skipped)
     else:
-        traces = list(iter_traces(args.file, args.format, args.skip_invalid, skipped))
+        traces = list(iter_traces(args.file, args.format, args.skip_invalid, skipped, args.per_agent))
         if args.no_batch:  # one text embedded per step, as in a live agent (benchmarks compare the two)
             results = (scan_trace(trace, config) for trace in traces)
         else:
@@ -144,6 +147,7 @@ def _add_report_parser(sub) -> None:
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
+    p.add_argument("--per-agent", action="store_true", help=_PER_AGENT_HELP)
     p.set_defaults(func=cmd_report)
 
 
@@ -152,7 +156,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     config = build_config(args)
     reports = build_reports(args.files, config, args.trace, args.format, args.skip_invalid,
-                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr))
+                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr), args.per_agent)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(reports, args.title, config), encoding="utf-8")
@@ -179,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
+    p.add_argument("--per-agent", action="store_true", help=_PER_AGENT_HELP)
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",

@@ -1,5 +1,7 @@
 """Reading recorded trajectories: semloop's JSONL trace format, Anthropic Messages API message
-lists, OpenAI chat messages with tool_calls, and Claude Code session transcripts.
+lists, OpenAI chat messages with tool_calls, and Claude Code session transcripts; the spans, observations
+and runs of observability tools (OpenTelemetry GenAI, OpenInference, Langfuse, LangSmith) are read
+by `semloop.observability`.
 
 Every reader returns `Trace` objects; bad input raises `TraceError` naming the line and the field.
 """
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-FORMATS = ("auto", "jsonl", "anthropic", "openai", "claude-code")
+FORMATS = ("auto", "jsonl", "anthropic", "openai", "claude-code", "otel", "openinference", "langfuse", "langsmith")
 
 
 class TraceError(ValueError):
@@ -36,15 +38,16 @@ class Trace:
 
 
 def load_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
-                on_skip=None) -> list[Trace]:
+                on_skip=None, per_agent: bool = False) -> list[Trace]:
     """All traces in `path`. With `skip_invalid`, bad lines are passed to `on_skip(error)` and skipped."""
-    return list(iter_traces(path, format, skip_invalid, on_skip))
+    return list(iter_traces(path, format, skip_invalid, on_skip, per_agent))
 
 
 def iter_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
-                on_skip=None) -> Iterator[Trace]:
+                on_skip=None, per_agent: bool = False) -> Iterator[Trace]:
     """Traces in `path`, lazily. Bad input raises `TraceError` ("file:line: field: what is wrong");
-    with `skip_invalid`, the bad line (or message) goes to `on_skip(error)` and reading goes on."""
+    with `skip_invalid`, the bad line (or message) goes to `on_skip(error)` and reading goes on.
+    `per_agent`: span formats give each agent invocation a trace of its own (see `semloop.observability`)."""
     if format not in FORMATS:
         raise TraceError(f"unknown format {format!r}; choose from {FORMATS}")
     path = Path(path)
@@ -52,8 +55,13 @@ def iter_traces(path: str | Path, format: str = "auto", skip_invalid: bool = Fal
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    from . import observability
+
     if format == "auto":
-        format = _detect(text)
+        format = observability.detect(text) or _detect(text)
+    if format in observability.FORMATS:
+        yield from observability.read(path, text, format, _Skipper(skip_invalid, on_skip), per_agent)
+        return
     if format == "jsonl":
         yield from _read_jsonl(path, text, skip_invalid, on_skip)
         return
