@@ -241,8 +241,8 @@ def _tool_result(value: Any) -> Any:
     """What the tool returned: a LangChain ToolMessage (plain or serialized) is its content; a
     semloop integration's notes are cut off."""
     value = _json_value(value)
-    if isinstance(value, dict):
-        kwargs = value.get("kwargs") if value.get("type") == "constructor" else value
+    if isinstance(value, dict):  # plain, serialized ({"lc": 1, "kwargs": ...}) or message_to_dict ({"data": ...})
+        kwargs = value.get("kwargs") if value.get("type") == "constructor" else value.get("data", value)
         if isinstance(kwargs, dict) and "content" in kwargs and ("tool_call_id" in kwargs or kwargs.get("type") == "tool"):
             value = kwargs["content"]
     if isinstance(value, str):
@@ -496,6 +496,8 @@ def _steps_from_messages(chats: list[_Record]) -> list[_Record]:
 def _langfuse(where: str, obs: Any, format: str, order: int) -> _Record | None:
     if not isinstance(obs, dict):
         raise TraceError(f"{where}: an observation must be an object, got {_type_name(obs)}")
+    if "type" not in obs:
+        raise TraceError(f"{where}: missing field 'type' (not a Langfuse observation)")
     obs_id = _text_field(obs, ("id",), where, required=False) or f"#{order}"
     name = obs.get("name") or ""
     where = f"{where}: observation {obs_id} {name!r}"
@@ -524,6 +526,8 @@ def _langfuse(where: str, obs: Any, format: str, order: int) -> _Record | None:
 def _langsmith(where: str, run: Any, format: str, order: int) -> _Record | None:
     if not isinstance(run, dict):
         raise TraceError(f"{where}: a run must be an object, got {_type_name(run)}")
+    if "run_type" not in run:
+        raise TraceError(f"{where}: missing field 'run_type' (not a LangSmith run)")
     run_id = _text_field(run, ("id",), where)
     name = run.get("name") or ""
     where = f"{where}: run {run_id} {name!r}"
