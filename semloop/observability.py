@@ -479,8 +479,8 @@ def _steps_from_messages(chats: list[_Record]) -> list[_Record]:
                         if isinstance(call_id, tuple) and field != "gen_ai.output.messages":
                             continue  # a call without an id is taken where it was made: the output
                         calls[call_id] = [chat, part.get("name"), _json_value(part.get("arguments"))]
-                    elif part.get("type") == "tool_call_response":
-                        results.setdefault(call_id, part.get("response"))
+                    elif part.get("type") == "tool_call_response":  # "response"; PydanticAI writes "result"
+                        results.setdefault(call_id, part.get("response", part.get("result")))
     steps = []
     for call_id, (chat, name, arguments) in calls.items():
         where = f"{chat.where}: tool_call {call_id if not isinstance(call_id, tuple) else ''}".rstrip()

@@ -5,9 +5,9 @@ instrumentation, its spans written by the real exporter. Scanning the file must 
 the native integration gave during the same run.
 
 Producers: OpenTelemetry's OTLP JSON file exporter (`opentelemetry-exporter-otlp-json-file`) and
-the SDK's `ConsoleSpanExporter`; the OpenTelemetry GenAI instrumentations
-`opentelemetry-instrumentation-openai-agents-v2` (execute_tool spans) and
-`opentelemetry-instrumentation-openai-v2` (chat spans with the messages only); OpenInference's
+the SDK's `ConsoleSpanExporter`; OpenTelemetry GenAI spans from
+`opentelemetry-instrumentation-openai-agents-v2` and from PydanticAI's own instrumentation (which
+also records the messages of each model call); OpenInference's
 `openinference-instrumentation-openai-agents` and `-langchain`; LangSmith runs as langchain-core's
 tracer builds them (`langsmith.RunTree`), serialized by langsmith; Langfuse observations in the
 Langfuse SDK's own API model (`langfuse.api.Observation`), filled from the spans the Langfuse SDK's
@@ -75,13 +75,9 @@ def _agents_instrumentation(kind: str, provider: TracerProvider) -> Callable[[],
         module = pytest.importorskip("opentelemetry.instrumentation.openai_agents")
         instrumentor = module.OpenAIAgentsInstrumentor()
         instrumentor.instrument(tracer_provider=provider, capture_message_content=True)
-    elif kind == "openinference":
+    else:
         module = pytest.importorskip("openinference.instrumentation.openai_agents")
         instrumentor = module.OpenAIAgentsInstrumentor()
-        instrumentor.instrument(tracer_provider=provider)
-    else:  # the OpenAI client itself: chat spans with the messages, no tool span
-        module = pytest.importorskip("opentelemetry.instrumentation.openai_v2")
-        instrumentor = module.OpenAIInstrumentor()
         instrumentor.instrument(tracer_provider=provider)
     return instrumentor.uninstrument
 
@@ -195,25 +191,76 @@ def test_openai_agents_clean_run_is_clean_in_the_export_too(tmp_path, capsys):
     assert loops.verdicts == [] and scanned["steps"] == 8 and scanned["events"] == []
 
 
-def test_openai_client_chat_spans_only_tool_calls_from_the_messages(tmp_path, capsys, monkeypatch):
-    """`opentelemetry-instrumentation-openai-v2` records chat spans, no tool span: the calls come
-    from the tool_call / tool_call_response parts of gen_ai.input.messages / output.messages."""
-    from semloop.integrations.openai_agents import SemloopGuardrails
+def run_pydantic_ai(exporter: Any, commands: list[str]) -> Any:
+    """A PydanticAI agent guarded by semloop's capability, traced by PydanticAI's own OpenTelemetry
+    instrumentation (GenAI conventions: chat, execute_tool and invoke_agent spans), driven by its
+    `FunctionModel` asking for one shell command per turn."""
+    pytest.importorskip("pydantic_ai.capabilities.instrumentation")
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities.instrumentation import Instrumentation
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
 
-    monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "span_only")
-    path = tmp_path / "chat.otlp.jsonl"
-    loops = SemloopGuardrails()
-    script = [[("shell", {"command": c})] for c in NPM] + ["I could not install it."]
-    run_agents("openai-client", otlp_file_exporter(path), script, _shell_tools, loops.protect)
-    text = path.read_text()
-    assert "execute_tool" not in text and "tool_call_response" in text
+    from semloop.integrations.pydantic_ai import SemloopCapability
 
-    [scanned] = scan(capsys, path, "--format", "otel")
-    assert actions(scanned) == native(loops.verdicts) and loops.verdicts[-1].action == "stop"
+    turns = iter(commands)
+
+    def model(messages: Any, info: Any) -> Any:
+        command = next(turns, None)
+        return ModelResponse(parts=[ToolCallPart("shell", {"command": command}) if command else TextPart("done")])
+
+    def shell(command: str) -> str:
+        """Run a shell command."""
+        return NPM_ERROR
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    loops = SemloopCapability()
+    tracing = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider, include_content=True))
+    try:
+        Agent(FunctionModel(model), tools=[shell], capabilities=[loops, tracing]).run_sync("Install the deps.")
+    finally:
+        provider.shutdown()
+    return loops
+
+
+class ChatSpansOnly:
+    """A span exporter that passes on the model-call spans alone (what a collector that filters
+    out the tool spans keeps): the tool calls are then only in the chat spans' messages."""
+
+    def __init__(self, exporter: Any) -> None:
+        self.exporter = exporter
+
+    def export(self, spans: Any) -> Any:
+        return self.exporter.export([s for s in spans if s.attributes.get("gen_ai.operation.name") == "chat"])
+
+    def shutdown(self) -> None:
+        self.exporter.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("chat_only", [False, True], ids=["execute-tool-spans", "chat-messages-only"])
+def test_pydantic_ai_genai_spans_same_verdicts_as_the_native_capability(tmp_path, capsys, chat_only):
+    path = tmp_path / "pydantic-ai.otlp.jsonl"
+    exporter = otlp_file_exporter(path)
+    loops = run_pydantic_ai(ChatSpansOnly(exporter) if chat_only else exporter, NPM)
+    assert native(loops.verdicts)[-1][1] == "stop"
+    assert ("execute_tool" in path.read_text()) is not chat_only
+
+    [scanned] = scan(capsys, path)
+    assert scanned["steps"] == loops.verdicts[-1].step + 1
+    if chat_only:  # the run ended after the last call: its result reached no model call, no chat span has it
+        assert actions(scanned) == native(loops.verdicts)[:-1]
+    else:
+        assert actions(scanned) == native(loops.verdicts)
     trace = load_traces(path)[0]
-    assert [s.tool for s in trace.steps] == ["shell"] * scanned["steps"]
-    assert all(s.output == NPM_ERROR for s in trace.steps)
+    assert trace.meta["format"] == "otel" and trace.id == trace.meta["run"]
+    assert [s.input for s in trace.steps] == [{"command": c} for c in NPM[:scanned["steps"]]]
+    answered = trace.steps if not chat_only else trace.steps[:-1]  # no model call saw the last result
+    assert all(s.output == NPM_ERROR for s in answered)
 
 
 def test_agent_as_tool_per_agent_keeps_the_sub_agent_apart(tmp_path, capsys):
