@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .messages import TEMPLATES
 from .traces import Step, Trace, TraceError, _check_depth, _type_name
@@ -98,7 +99,7 @@ def read(path: Path, text: str, format: str, skip: Any, per_agent: bool = False)
     if format not in FORMATS:
         raise TraceError(f"unknown format {format!r}; choose from {FORMATS}")
     reader = {"otel": _spans, "openinference": _spans, "langfuse": _langfuse, "langsmith": _langsmith}[format]
-    records = []
+    records: list[_Record] = []
     for where, obj in _documents(path, text, skip):
         for at, raw in _items(format, where, obj, skip):
             try:
@@ -255,7 +256,7 @@ _NOTES = re.compile("\n\n(?:" + "|".join(
 
 
 _REFUSAL = re.compile("|".join(
-    re.sub(r"\\\{\w+\\\}", ".*", re.escape(t["stop_check"])) for t in TEMPLATES.values()), re.S)
+    re.sub(r"\\\{\w+\\\}", ".*", re.escape(t["stop_check"])) for t in TEMPLATES.values()), re.DOTALL)
 
 
 def _refused(output: Any) -> bool:
@@ -368,6 +369,12 @@ def _text_field(obj: dict, names: tuple[str, ...], where: str, required: bool = 
     return None
 
 
+def _required(obj: dict, names: tuple[str, ...], where: str) -> str:
+    value = _text_field(obj, names, where)
+    assert value is not None  # _text_field raises when a required field is missing
+    return value
+
+
 def _step(tool: Any, tool_input: Any, output: Any, is_error: bool, where: str, field: str) -> Step | None:
     """The step of one tool call; None for a call a semloop integration refused (it did not run)."""
     if not isinstance(tool, str):
@@ -385,9 +392,9 @@ def _step(tool: Any, tool_input: Any, output: Any, is_error: bool, where: str, f
 def _spans(where: str, span: Any, format: str, order: int) -> _Record | None:
     if not isinstance(span, dict):
         raise TraceError(f"{where}: a span must be an object, got {_type_name(span)}")
-    context = span.get("context") if isinstance(span.get("context"), dict) else span
-    trace_id = _text_field(context, ("traceId", "trace_id"), where)
-    span_id = _text_field(context, ("spanId", "span_id"), where)
+    context: dict = span["context"] if isinstance(span.get("context"), dict) else span
+    trace_id = _required(context, ("traceId", "trace_id"), where)
+    span_id = _required(context, ("spanId", "span_id"), where)
     parent = _text_field(span, ("parentSpanId", "parent_span_id", "parent_id"), where, required=False)
     name = span.get("name", "")
     name = name if isinstance(name, str) else str(name)
@@ -501,7 +508,7 @@ def _langfuse(where: str, obs: Any, format: str, order: int) -> _Record | None:
     obs_id = _text_field(obs, ("id",), where, required=False) or f"#{order}"
     name = obs.get("name") or ""
     where = f"{where}: observation {obs_id} {name!r}"
-    trace_id = _text_field(obs, ("traceId", "trace_id"), where)
+    trace_id = _required(obs, ("traceId", "trace_id"), where)
     kind = obs.get("type")
     if not isinstance(kind, str):
         raise TraceError(f"{where}: type must be a string, got {_type_name(kind)}")
@@ -528,7 +535,7 @@ def _langsmith(where: str, run: Any, format: str, order: int) -> _Record | None:
         raise TraceError(f"{where}: a run must be an object, got {_type_name(run)}")
     if "run_type" not in run:
         raise TraceError(f"{where}: missing field 'run_type' (not a LangSmith run)")
-    run_id = _text_field(run, ("id",), where)
+    run_id = _required(run, ("id",), where)
     name = run.get("name") or ""
     where = f"{where}: run {run_id} {name!r}"
     kind = run.get("run_type")
@@ -574,7 +581,7 @@ def _traces(records: list[_Record], format: str, per_agent: bool, skip: Any) -> 
     traces = []
     for group, rs in groups.items():
         rs.sort(key=lambda r: (r.key, r.order))
-        parts = [(group, [r for r in rs if r.step], None)]
+        parts: list[tuple[str, list[_Record], str | None]] = [(group, [r for r in rs if r.step], None)]
         if per_agent:  # agents that made no tool call of their own are left out; a run keeps one trace
             parts = [part for part in _by_agent(rs) if part[1]] or [(f"{group}/(no tool calls)", [], None)]
         for name, tools, agent in parts:

@@ -18,18 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 pytest.importorskip("opentelemetry.sdk.trace")
 
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 
-from semloop.cli import main  # noqa: E402
-from semloop.traces import load_traces  # noqa: E402
+from semloop.cli import main
+from semloop.traces import load_traces
 
 
 def scan(capsys, path: Path, *args: str) -> list[dict]:
@@ -405,7 +406,9 @@ def test_langfuse_observations_same_verdicts_as_the_native_middleware(tmp_path, 
     from langchain_core.messages import AIMessage
     from langfuse.api import Observation
     from langfuse.langchain import CallbackHandler
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
     from test_langchain import install, model
 
     from semloop.integrations.langchain import SemloopMiddleware
