@@ -500,21 +500,33 @@ def _steps_from_messages(chats: list[_Record]) -> list[_Record]:
 # -- Langfuse observations -------------------------------------------------------------------
 
 
-def _langfuse(where: str, obs: Any, format: str, order: int) -> _Record | None:
-    if not isinstance(obs, dict):
-        raise TraceError(f"{where}: an observation must be an object, got {_type_name(obs)}")
-    if "type" not in obs:
-        raise TraceError(f"{where}: missing field 'type' (not a Langfuse observation)")
-    obs_id = _text_field(obs, ("id",), where, required=False) or f"#{order}"
-    name = obs.get("name") or ""
-    where = f"{where}: observation {obs_id} {name!r}"
-    trace_id = _required(obs, ("traceId", "trace_id"), where)
-    kind = obs.get("type")
+def _head(item: Any, what: str, kind_field: str, where: str, fallback_id: str | None) -> tuple[str, str, str, str]:
+    """(id, name, where naming the item, kind) of an observation or run, checked."""
+    if not isinstance(item, dict):
+        raise TraceError(f"{where}: {'an' if what[0] in 'aeiou' else 'a'} {what} must be an object, "
+                         f"got {_type_name(item)}")
+    if kind_field not in item:
+        raise TraceError(f"{where}: missing field {kind_field!r} (not a {_NAMES_ONE[what]})")
+    item_id = _text_field(item, ("id",), where, required=fallback_id is None) or str(fallback_id)
+    name = item.get("name") or ""
+    if not isinstance(name, str):
+        raise TraceError(f"{where}: {what} {item_id}: name must be a string, got {_type_name(name)}")
+    where = f"{where}: {what} {item_id} {name!r}"
+    kind = item[kind_field]
     if not isinstance(kind, str):
-        raise TraceError(f"{where}: type must be a string, got {_type_name(kind)}")
+        raise TraceError(f"{where}: {kind_field} must be a string, got {_type_name(kind)}")
+    return item_id, name, where, kind
+
+
+_NAMES_ONE = {"observation": "Langfuse observation", "run": "LangSmith run"}
+
+
+def _langfuse(where: str, obs: Any, format: str, order: int) -> _Record | None:
+    obs_id, name, where, kind = _head(obs, "observation", "type", where, f"#{order}")
+    trace_id = _required(obs, ("traceId", "trace_id"), where)
     start = _nanos(obs.get("startTime", obs.get("start_time")), where, "startTime")
-    record = _Record(where, str(trace_id), obs_id, _text_field(obs, ("parentObservationId",), where, False),
-                     str(name), start or 0, order)
+    record = _Record(where, trace_id, obs_id, _text_field(obs, ("parentObservationId",), where, False),
+                     name, start or 0, order)
     if kind.upper() == "TOOL":
         failed = obs.get("level") == "ERROR"
         output = obs.get("output")
@@ -531,16 +543,7 @@ def _langfuse(where: str, obs: Any, format: str, order: int) -> _Record | None:
 
 
 def _langsmith(where: str, run: Any, format: str, order: int) -> _Record | None:
-    if not isinstance(run, dict):
-        raise TraceError(f"{where}: a run must be an object, got {_type_name(run)}")
-    if "run_type" not in run:
-        raise TraceError(f"{where}: missing field 'run_type' (not a LangSmith run)")
-    run_id = _required(run, ("id",), where)
-    name = run.get("name") or ""
-    where = f"{where}: run {run_id} {name!r}"
-    kind = run.get("run_type")
-    if not isinstance(kind, str):
-        raise TraceError(f"{where}: run_type must be a string, got {_type_name(kind)}")
+    run_id, name, where, kind = _head(run, "run", "run_type", where, None)
     parent = _text_field(run, ("parent_run_id",), where, required=False)
     trace_id = _text_field(run, ("trace_id",), where, required=False) or (run_id if parent is None else None)
     if trace_id is None:
@@ -549,7 +552,7 @@ def _langsmith(where: str, run: Any, format: str, order: int) -> _Record | None:
     if dotted is not None and not isinstance(dotted, str):
         raise TraceError(f"{where}: dotted_order must be a string, got {_type_name(dotted)}")
     key = dotted or _dotted(_nanos(run.get("start_time"), where, "start_time"))
-    record = _Record(where, trace_id, run_id, parent, str(name), key, order)
+    record = _Record(where, trace_id, run_id, parent, name, key, order)
     if kind == "tool":
         inputs, outputs, error = run.get("inputs"), run.get("outputs"), run.get("error")
         if isinstance(inputs, dict) and set(inputs) == {"input"}:

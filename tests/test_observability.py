@@ -508,3 +508,21 @@ def test_truncated_export_names_the_line_and_a_forced_wrong_format_says_so(tmp_p
     err = capsys.readouterr().err.strip()
     assert "no LangSmith runs" in err or "run_type" in err
     assert len(err.splitlines()) == 1
+
+
+def test_a_bad_langsmith_run_is_one_line_naming_it(tmp_path, capsys):
+    from langchain_core.messages import AIMessage
+    from test_langchain import install
+
+    _, _, runs = run_langchain(tmp_path, [[("install", a)] for a in INSTALL[:2]] + [AIMessage("done")], [install])
+    lines = runs.read_text().splitlines()
+    n, run = next((i, json.loads(line)) for i, line in enumerate(lines) if json.loads(line)["run_type"] == "tool")
+    run["name"] = ["install"]
+    lines[n] = json.dumps(run)
+    bad = tmp_path / "bad-runs.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["scan", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{bad}:{n + 1}: run {run['id']}" in err
+    assert "name must be a string, got list" in err
