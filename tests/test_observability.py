@@ -163,6 +163,10 @@ def test_openai_agents_varied_calls_same_error_same_verdicts_as_the_native_guard
     assert trace.meta["format"] == ("otel" if kind == "genai" else "openinference")
     assert [s.input for s in trace.steps] == [{"command": c} for c in NPM[:scanned["steps"]]]
     assert all(s.output == NPM_ERROR for s in trace.steps)  # semloop's notes are not part of the result
+    if suffix == "spans.jsonl":  # the same spans as one JSON list
+        listed = tmp_path / "spans.json"
+        listed.write_text(json.dumps([json.loads(line) for line in path.read_text().splitlines()]))
+        assert scan(capsys, listed) == [scanned]
 
 
 @pytest.mark.parametrize("kind,suffix,exporter", AGENT_PRODUCERS[:3], ids=[f"{k}-{s}" for k, s, _ in AGENT_PRODUCERS[:3]])
@@ -328,7 +332,19 @@ def run_langchain(tmp_path: Path, turns: list, tools: list) -> tuple[Any, Path, 
         instrumentor.uninstrument()
         provider.shutdown()
     write_langsmith_runs(collector.traced_runs, runs)
+    write_langsmith_trees(collector.traced_runs, tmp_path / "langsmith-trees.json")
     return middleware, spans, runs
+
+
+def write_langsmith_trees(roots: list, path: Path) -> None:
+    """The same runs as trees (each run with its `child_runs`), in a {"runs": [...]} object."""
+    from langsmith._internal._serde import dumps_json
+
+    def tree(run: Any) -> dict:
+        fields = json.loads(dumps_json(run.dict(exclude={"child_runs", "parent_run", "client", "ls_client"})))
+        return {**fields, "child_runs": [tree(child) for child in run.child_runs]}
+
+    path.write_text(json.dumps({"runs": [tree(root) for root in roots]}), encoding="utf-8")
 
 
 def write_langsmith_runs(roots: list, path: Path) -> None:
@@ -366,7 +382,9 @@ def test_langchain_openinference_and_langsmith_same_verdicts_as_the_native_middl
     expected = [(v.step, v.action) for _, v in middleware.verdicts]
     assert expected[-1][1] == "stop"
 
-    for path, format in ((spans, "openinference"), (runs, "langsmith")):
+    trees = tmp_path / "langsmith-trees.json"
+    assert '"child_runs": [{' in trees.read_text() and "\n" not in trees.read_text()
+    for path, format in ((spans, "openinference"), (runs, "langsmith"), (trees, "langsmith")):
         [scanned] = scan(capsys, path)
         assert actions(scanned) == expected, format
         assert scanned["steps"] == expected[-1][0] + 1
@@ -442,15 +460,22 @@ def test_langfuse_observations_same_verdicts_as_the_native_middleware(tmp_path, 
             parent_observation_id=f"{span.parent.span_id:016x}" if span.parent else None,
             metadata={}, model_parameters={}, usage={"input": 0, "output": 0, "total": 0}, usage_details={}, cost_details={},
             environment="default"))
-    path = tmp_path / "observations.json"
-    page = {"data": [o.model_dump(mode="json", by_alias=True) for o in observations], "meta": {"page": 1}}
-    path.write_text(json.dumps(page), encoding="utf-8")
+    rows = [o.model_dump(mode="json", by_alias=True) for o in observations]
+    assert {row["traceId"] for row in rows} == {rows[0]["traceId"]} and "TOOL" in {row["type"] for row in rows}
+    page, listed, lines, trace = (tmp_path / name for name in ("page.json", "list.json", "rows.jsonl", "trace.json"))
+    page.write_text(json.dumps({"data": rows, "meta": {"page": 1}}), encoding="utf-8")  # GET /api/public/observations
+    listed.write_text(json.dumps(rows[::-1]), encoding="utf-8")  # a list, in any order
+    lines.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    trace.write_text(json.dumps({"id": rows[0]["traceId"], "name": "LangGraph",  # GET /api/public/traces/{id}
+                                 "observations": [{k: v for k, v in row.items() if k != "traceId"} for row in rows]}))
 
     expected = [(v.step, v.action) for _, v in middleware.verdicts]
-    [scanned] = scan(capsys, path)
-    assert load_traces(path)[0].meta["format"] == "langfuse"
-    assert actions(scanned) == expected and expected[-1][1] == "stop"
-    assert scanned["steps"] == expected[-1][0] + 1
+    assert expected[-1][1] == "stop"
+    for path in (page, listed, lines, trace):
+        [scanned] = scan(capsys, path)
+        assert load_traces(path)[0].meta["format"] == "langfuse"
+        assert actions(scanned) == expected, path.name
+        assert scanned["steps"] == expected[-1][0] + 1 and scanned["id"] == rows[0]["traceId"]
 
 
 # -- bad input: one line naming the span, exit 2 -----------------------------------------------------------
