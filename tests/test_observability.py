@@ -53,15 +53,26 @@ def otlp_file_exporter(path: Path):
     return exporter_module.FileSpanExporter(path)
 
 
+class ConsoleToFile(ConsoleSpanExporter):
+    """The SDK's ConsoleSpanExporter writing to a file it closes on shutdown."""
+
+    def __init__(self, path: Path, **kwargs: Any) -> None:
+        self.file = path.open("w", encoding="utf-8")
+        super().__init__(out=self.file, **kwargs)
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self.file.close()
+
+
 def span_lines_exporter(path: Path):
-    """The SDK's ConsoleSpanExporter writing `ReadableSpan.to_json()`, one span per line."""
-    return ConsoleSpanExporter(out=path.open("w", encoding="utf-8"),
-                               formatter=lambda span: span.to_json(indent=None) + "\n")
+    """`ReadableSpan.to_json()`, one span per line."""
+    return ConsoleToFile(path, formatter=lambda span: span.to_json(indent=None) + "\n")
 
 
 def pretty_spans_exporter(path: Path):
-    """The ConsoleSpanExporter as it comes: indented JSON spans one after another."""
-    return ConsoleSpanExporter(out=path.open("w", encoding="utf-8"))
+    """The ConsoleSpanExporter's own format: indented JSON spans one after another."""
+    return ConsoleToFile(path)
 
 
 # -- the OpenAI Agents SDK ---------------------------------------------------------------------------------
