@@ -507,6 +507,21 @@ def _tool_spans(document: dict) -> list[dict]:
             if span["name"].startswith("execute_tool")]
 
 
+def write_lines(path: Path, lines: list[str], n: int, replacement: dict) -> Path:
+    """`lines` with line `n` replaced by `replacement`, written to `path`."""
+    path.write_text("\n".join([*lines[:n], json.dumps(replacement), *lines[n + 1:]]) + "\n")
+    return path
+
+
+def one_error_line(capsys, *argv: str) -> str:
+    """Run `semloop ARGV`: it must exit 2 with one line on stderr, which is returned."""
+    capsys.readouterr()
+    assert main(list(argv)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
 def test_a_bad_span_is_one_line_naming_it_and_exit_2(tmp_path, capsys, real_export):
     lines = real_export.read_text().splitlines()
     n, document = next((i, json.loads(line)) for i, line in enumerate(lines) if _tool_spans(json.loads(line)))
@@ -514,14 +529,8 @@ def test_a_bad_span_is_one_line_naming_it_and_exit_2(tmp_path, capsys, real_expo
     for attr in span["attributes"]:
         if attr["key"] == "gen_ai.tool.name":
             attr["value"] = {"intValue": "7"}
-    lines[n] = json.dumps(document)
-    bad = tmp_path / "bad.otlp.jsonl"
-    bad.write_text("\n".join(lines) + "\n")
-
-    capsys.readouterr()
-    assert main(["scan", str(bad)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    bad = write_lines(tmp_path / "bad.otlp.jsonl", lines, n, document)
+    err = one_error_line(capsys, "scan", str(bad))
     assert f"{bad}:{n + 1}" in err and span["spanId"] in err and "execute_tool shell" in err
     assert "gen_ai.tool.name must be a string, got int" in err
 
@@ -535,15 +544,10 @@ def test_truncated_export_names_the_line_and_a_forced_wrong_format_says_so(tmp_p
     lines = real_export.read_text().splitlines()
     torn = tmp_path / "torn.otlp.jsonl"
     torn.write_text("\n".join(lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]) + "\n")
-    capsys.readouterr()
-    assert main(["scan", str(torn)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith(f"semloop: error: {torn}:{len(lines)}: invalid JSON") and len(err.splitlines()) == 1
-
-    assert main(["scan", "--format", "langsmith", str(real_export)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "no LangSmith runs" in err or "run_type" in err
-    assert len(err.splitlines()) == 1
+    err = one_error_line(capsys, "scan", str(torn))
+    assert err.startswith(f"semloop: error: {torn}:{len(lines)}: invalid JSON")
+    err = one_error_line(capsys, "scan", "--format", "langsmith", str(real_export))
+    assert "missing field 'run_type' (not a LangSmith run)" in err
 
 
 def test_a_bad_langsmith_run_is_one_line_naming_it(tmp_path, capsys):
@@ -554,11 +558,7 @@ def test_a_bad_langsmith_run_is_one_line_naming_it(tmp_path, capsys):
     lines = runs.read_text().splitlines()
     n, run = next((i, json.loads(line)) for i, line in enumerate(lines) if json.loads(line)["run_type"] == "tool")
     run["name"] = ["install"]
-    lines[n] = json.dumps(run)
-    bad = tmp_path / "bad-runs.jsonl"
-    bad.write_text("\n".join(lines) + "\n")
-    capsys.readouterr()
-    assert main(["scan", str(bad)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and f"{bad}:{n + 1}: run {run['id']}" in err
+    bad = write_lines(tmp_path / "bad-runs.jsonl", lines, n, run)
+    err = one_error_line(capsys, "scan", str(bad))
+    assert f"{bad}:{n + 1}: run {run['id']}" in err
     assert "name must be a string, got list" in err
