@@ -98,8 +98,8 @@ class SemloopSmolagents:
             try:
                 output = forward(*args, **kwargs)
             except Exception as exc:
-                failed = self._guarded(lambda: guard.record(name, tool_input, f"{type(exc).__name__}: {exc}",
-                                                            is_error=True))
+                error = f"{type(exc).__name__}: {exc}"
+                failed = self._guarded(lambda: guard.record(name, tool_input, error, is_error=True))
                 if failed is not None and failed.action == "stop":
                     self._stopped(failed)
                 raise
