@@ -17,7 +17,7 @@ openai = pytest.importorskip("openai")
 
 from agent_framework import Agent, tool  # noqa: E402
 from agent_framework.openai import OpenAIChatCompletionClient  # noqa: E402
-from test_openai_agents import ScriptedModel  # noqa: E402
+from scripted_chat import ScriptedChat as ScriptedModel  # noqa: E402
 
 from semloop.integrations.agent_framework import SemloopMiddleware  # noqa: E402
 

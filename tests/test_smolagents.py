@@ -12,8 +12,8 @@ import pytest
 smolagents = pytest.importorskip("smolagents")
 httpx = pytest.importorskip("httpx")
 
+from scripted_chat import ScriptedChat as ScriptedModel  # noqa: E402
 from smolagents import AgentError, OpenAIModel, ToolCallingAgent, tool  # noqa: E402
-from test_openai_agents import ScriptedModel  # noqa: E402
 
 from semloop.integrations.smolagents import SemloopSmolagents  # noqa: E402
 
