@@ -51,3 +51,50 @@ class ScriptedChat:
         """The tool results sent to the model in request `request` (the results of the turn before)."""
         messages = self.requests[request]["messages"]
         return [m["content"] for m in messages if m["role"] == "tool"]
+
+
+# -- the scripts and tool results the framework tests share ----------------------------------------
+
+DENIED = "cat: config/settings.yaml: Permission denied"
+LOOP = [[("read_file", {"path": "config/settings.yaml"})]] * 10  # the same call, turn after turn
+NPM_ERROR = ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\n"
+             "npm ERR! Could not resolve dependency: peer react@\"^17\" from react-dom@17.0.2")
+NPM = ["npm install", "npm install --legacy-peer-deps", "npm i", "npm install --force", "npm ci",
+       "npm install --no-audit", "npm install --prefer-offline", "yarn install"]
+NPM_SCRIPT = [[("shell", {"command": c})] for c in NPM] + ["I could not install it."]  # varied calls, one error
+CLEAN_SCRIPT = [[("read_file", {"path": f"src/module_{i}.py"})] for i in range(6)] + ["All modules read."]
+
+
+def read_file_result(path: str) -> str:
+    """What the fake workspace's read_file returns: denied under config/, a module's text else."""
+    return DENIED if path.startswith("config/") else f"# {path}\nVALUE = {sum(map(ord, path))}\n"
+
+
+def read_file_fn(ran: list) -> Any:
+    """A read_file tool function (each framework's own decorator makes it a tool); `ran` gets the paths."""
+
+    def read_file(path: str) -> str:
+        """Read a file from the workspace.
+
+        Args:
+            path: the file to read.
+        """
+        ran.append(path)
+        return read_file_result(path)
+
+    return read_file
+
+
+def shell_fn(ran: list) -> Any:
+    """A shell tool function whose every command fails with the same npm error."""
+
+    def shell(command: str) -> str:
+        """Run a shell command.
+
+        Args:
+            command: the command line.
+        """
+        ran.append(command)
+        return NPM_ERROR
+
+    return shell

@@ -28,6 +28,7 @@ pytest.importorskip("opentelemetry.sdk.trace")
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+from scripted_chat import NPM, NPM_ERROR, read_file_result
 
 from semloop.cli import main
 from semloop.traces import load_traces
@@ -123,12 +124,6 @@ def _loop_tools() -> list:
     return [read_file]
 
 
-NPM_ERROR = ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\n"
-             "npm ERR! Could not resolve dependency: peer react@\"^17\" from react-dom@17.0.2")
-NPM = ["npm install", "npm install --legacy-peer-deps", "npm i", "npm install --force", "npm ci",
-       "npm install --no-audit", "npm install --prefer-offline", "yarn install"]
-
-
 def _shell_tools() -> list:
     from agents import function_tool
 
@@ -146,7 +141,7 @@ def _clean_tools() -> list:
     @function_tool
     def read_file(path: str) -> str:
         """Read a file from the workspace."""
-        return f"# {path}\nVALUE = {sum(map(ord, path))}\n"
+        return read_file_result(path)
 
     return [read_file]
 

@@ -12,39 +12,27 @@ import pytest
 smolagents = pytest.importorskip("smolagents")
 httpx = pytest.importorskip("httpx")
 
-from scripted_chat import ScriptedChat as ScriptedModel  # noqa: E402
+from scripted_chat import CLEAN_SCRIPT, LOOP, ScriptedChat, read_file_fn  # noqa: E402
 from smolagents import AgentError, OpenAIModel, ToolCallingAgent, tool  # noqa: E402
 
 from semloop.integrations.smolagents import SemloopSmolagents  # noqa: E402
 
-DENIED = "cat: config/settings.yaml: Permission denied"
 
-
-def model(server: ScriptedModel) -> OpenAIModel:
+def model(server: ScriptedChat) -> OpenAIModel:
     client = httpx.Client(transport=httpx.MockTransport(server.handler))
     return OpenAIModel("gpt-4o-mini", api_base="https://api.example.test/v1", api_key="sk-test",
                        client_kwargs={"http_client": client, "max_retries": 0})
 
 
 def tools(ran: list) -> list:
-    @tool
-    def read_file(path: str) -> str:
-        """Read a file from the workspace.
-
-        Args:
-            path: the file to read.
-        """
-        ran.append(path)
-        return DENIED if path.startswith("config/") else f"# {path}\nVALUE = {sum(map(ord, path))}\n"
-
-    return [read_file]
+    return [tool(read_file_fn(ran))]
 
 
-def agent_for(server: ScriptedModel, ran: list, loops: SemloopSmolagents) -> ToolCallingAgent:
+def agent_for(server: ScriptedChat, ran: list, loops: SemloopSmolagents) -> ToolCallingAgent:
     return loops.protect(ToolCallingAgent(tools=tools(ran), model=model(server), max_steps=12, verbosity_level=0))
 
 
-def observations(server: ScriptedModel, request: int) -> list[str]:
+def observations(server: ScriptedChat, request: int) -> list[str]:
     """The tool results the agent sent back to the model in request `request`."""
     texts = []
     for m in server.requests[request]["messages"]:
@@ -56,7 +44,7 @@ def observations(server: ScriptedModel, request: int) -> list[str]:
 
 
 def test_identical_loop_is_hinted_then_refused_and_the_run_is_interrupted():
-    server, ran, loops = ScriptedModel([[("read_file", {"path": "config/settings.yaml"})]] * 10), [], SemloopSmolagents()
+    server, ran, loops = ScriptedChat(LOOP), [], SemloopSmolagents()
     agent = agent_for(server, ran, loops)
     with pytest.raises(AgentError, match="interrupted"):
         agent.run("Fix the build.")
@@ -71,10 +59,9 @@ def test_identical_loop_is_hinted_then_refused_and_the_run_is_interrupted():
 
 
 def test_a_clean_run_is_never_touched_and_each_run_gets_a_fresh_guard():
-    script = [[("read_file", {"path": f"src/module_{i}.py"})] for i in range(6)]
-    script.append([("final_answer", {"answer": "All modules read."})])
+    script = [*CLEAN_SCRIPT[:-1], [("final_answer", {"answer": "All modules read."})]]
     for _ in range(2):  # the same agent twice: the second run does not remember the first
-        server, ran, loops = ScriptedModel(script), [], SemloopSmolagents()
+        server, ran, loops = ScriptedChat(script), [], SemloopSmolagents()
         agent = agent_for(server, ran, loops)
         assert agent.run("Review the code.") == "All modules read."
         assert len(ran) == 6 and loops.verdicts == []
@@ -93,7 +80,7 @@ def test_tool_errors_are_recorded_and_still_reach_the_model():
         boom.append(env)
         raise PermissionError(f"deploy to {env} failed: 403 Forbidden")
 
-    server = ScriptedModel([[("deploy", {"env": "prod"})]] * 8)
+    server = ScriptedChat([[("deploy", {"env": "prod"})]] * 8)
     loops = SemloopSmolagents()
     agent = loops.protect(ToolCallingAgent(tools=[deploy], model=model(server), max_steps=10, verbosity_level=0))
     with pytest.raises(AgentError, match="interrupted"):

@@ -11,14 +11,13 @@ from typing import Any
 
 import httpx
 import openai
-from scripted_chat import ScriptedChat
+import scripted_chat as chat
+from scripted_chat import ScriptedChat, read_file_fn, shell_fn
 from strands import Agent, tool
 from strands.models.openai import OpenAIModel
 
 from semloop import LoopGuard
 from semloop.integrations.strands import SemloopHooks
-
-DENIED = "cat: config/settings.yaml: Permission denied"
 
 
 def model(server: ScriptedChat) -> OpenAIModel:
@@ -28,28 +27,18 @@ def model(server: ScriptedChat) -> OpenAIModel:
 
 
 def read_file_tool(ran: list) -> Any:
-    @tool
-    def read_file(path: str) -> str:
-        """Read a file from the workspace.
-
-        Args:
-            path: the file to read.
-        """
-        ran.append(path)
-        return DENIED if path.startswith("config/") else f"# {path}\nVALUE = {sum(map(ord, path))}\n"
-
-    return read_file
+    return tool(read_file_fn(ran))
 
 
 def test_identical_loop_is_hinted_then_refused_and_the_event_loop_ends():
-    server, ran, loops = ScriptedChat([[("read_file", {"path": "config/settings.yaml"})]] * 10), [], SemloopHooks()
+    server, ran, loops = ScriptedChat(chat.LOOP), [], SemloopHooks()
     agent = Agent(model=model(server), tools=[read_file_tool(ran)], hooks=[loops], callback_handler=None)
     result = agent("Fix the build.")
 
     assert [(v.step, v.action) for v in loops.verdicts] == [(2, "warn"), (3, "warn"), (4, "stop")]
     assert len(ran) == 4 and len(server.requests) == 5  # the fifth call was refused; no model call after it
     results = server.tool_messages(4)
-    assert results[:2] == [DENIED, DENIED] or all(DENIED in r for r in results[:2])
+    assert results[:2] == [chat.DENIED, chat.DENIED] or all(chat.DENIED in r for r in results[:2])
     assert all("[semloop] This read_file call repeats" in r for r in results[2:4])
     assert result.stop_reason == "cancelled"
     assert str(result).strip().startswith("semloop blocked this read_file call")
@@ -57,33 +46,21 @@ def test_identical_loop_is_hinted_then_refused_and_the_event_loop_ends():
 
 def test_varied_calls_with_the_same_error_stop_after_the_call_ran():
     ran: list[str] = []
+    shell = tool(shell_fn(ran))
 
-    @tool
-    def shell(command: str) -> str:
-        """Run a shell command.
-
-        Args:
-            command: the command line.
-        """
-        ran.append(command)
-        return "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"
-
-    commands = ["npm install", "npm install --legacy-peer-deps", "npm i", "npm install --force", "npm ci",
-                "npm install --no-audit", "yarn install"]
-    server = ScriptedChat([[("shell", {"command": c})] for c in commands] + ["I could not install it."])
+    server = ScriptedChat(chat.NPM_SCRIPT)
     loops = SemloopHooks()
     result = Agent(model=model(server), tools=[shell], hooks=[loops], callback_handler=None)("Install the deps.")
-    assert loops.verdicts[-1].action == "stop" and len(ran) == loops.verdicts[-1].step + 1 < len(commands)
+    assert loops.verdicts[-1].action == "stop" and len(ran) == loops.verdicts[-1].step + 1 < len(chat.NPM_SCRIPT) - 1
     assert len(server.requests) == len(ran)  # the stopping call ran, then no model call
     assert result.stop_reason == "cancelled" and str(result).strip().startswith("semloop stopped this run")
 
 
 def test_a_clean_run_is_untouched_and_each_invocation_gets_a_fresh_guard():
-    script = [[("read_file", {"path": f"src/module_{i}.py"})] for i in range(6)] + ["All modules read."]
     ran: list[str] = []
     loops = SemloopHooks()
     for _ in range(2):
-        agent = Agent(model=model(ScriptedChat(script)), tools=[read_file_tool(ran)], hooks=[loops],
+        agent = Agent(model=model(ScriptedChat(chat.CLEAN_SCRIPT)), tools=[read_file_tool(ran)], hooks=[loops],
                       callback_handler=None)
         assert str(agent("Review the code.")).strip() == "All modules read."
     assert len(ran) == 12 and loops.verdicts == []
@@ -104,8 +81,8 @@ def test_the_try_it_offline_example_in_the_docs_prints_what_the_page_says():
     from pathlib import Path
 
     page = (Path(__file__).resolve().parent.parent / "docs" / "strands.md").read_text(encoding="utf-8")
-    [example] = re.findall(r"```python\n(.*?)```", page.split("## Try it offline", 1)[1], re.S)
+    [example] = re.findall(r"```python\n(.*?)```", page.split("## Try it offline", 1)[1], re.DOTALL)
     printed = page.split("It prints:\n\n```text\n", 1)[1].split("```", 1)[0]
-    proc = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout == printed

@@ -31,24 +31,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..config import Config, fail_open
-from ..guard import LoopGuard
 from ..verdict import Verdict
-from . import keep_verdict
+from ._base import GuardedRuns, require
 
 __all__ = ["SemloopSmolagents"]
 
 INSTALL_HINT = 'semloop\'s smolagents integration needs the `smolagents` package: pip install "semloop-guard[smolagents]"'
 
 _WRAPPED = "_semloop_wrapped"
-
-
-def _require() -> Any:
-    try:
-        import smolagents
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(INSTALL_HINT) from exc
-    return smolagents
 
 
 def _call_input(args: tuple, kwargs: dict) -> Any:
@@ -60,21 +50,16 @@ def _call_input(args: tuple, kwargs: dict) -> Any:
     return {"args": list(args), **kwargs}
 
 
-class SemloopSmolagents:
+class SemloopSmolagents(GuardedRuns):
     """Loop detection for smolagents agents (see the module docstring). After runs, `verdicts`
     holds the last 256 warn / stop verdicts and `last_stop` the latest stop."""
 
-    def __init__(self, config: Config | None = None, *, guard: LoopGuard | None = None) -> None:
-        self.config = config
-        self.guard = guard
-        self.verdicts: list[Verdict] = []
-        self.last_stop: Verdict | None = None
-        self._guard: LoopGuard | None = guard
-        self._stop: Verdict | None = None
+    WHAT = "smolagents tool wrapper"
+    _stop: Verdict | None = None
 
     def protect(self, agent: Any) -> Any:
         """Guard `agent`'s tools and end its run once semloop stops it; returns `agent`."""
-        smolagents = _require()
+        smolagents = require("smolagents", INSTALL_HINT)
         for name, tool in agent.tools.items():
             if name != "final_answer" and not getattr(tool, _WRAPPED, False):
                 self._wrap(name, tool)
@@ -126,25 +111,10 @@ class SemloopSmolagents:
 
     def _end_run(self) -> None:
         self._stop = None
-        self._guard = self.guard  # the next run starts with a fresh guard, unless one was given
+        self._new_run()
 
     # -- helpers ------------------------------------------------------------------------------------
-
-    def _run_guard(self) -> LoopGuard:
-        if self._guard is None:
-            self._guard = LoopGuard(self.config)
-        return self._guard
 
     def _stopped(self, verdict: Verdict) -> None:
         self._stop = self._stop or verdict
         self.last_stop = verdict
-
-    def _guarded(self, fn: Any) -> Verdict | None:
-        try:
-            verdict = fn()
-        except Exception as exc:
-            fail_open(self.config or Config(), exc, "smolagents tool wrapper")
-            return None
-        if verdict.action != "allow":
-            keep_verdict(self.verdicts, verdict)
-        return verdict

@@ -31,21 +31,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import Config, fail_open
-from ..guard import LoopGuard
 from ..verdict import Verdict
-from . import keep_verdict
+from ._base import GuardedRuns, require
 
 __all__ = ["SemloopHooks"]
 
 INSTALL_HINT = 'semloop\'s Strands Agents integration needs the `strands-agents` package: pip install "semloop-guard[strands]"'
-
-
-def _require() -> Any:
-    try:
-        import strands.hooks as hooks
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(INSTALL_HINT) from exc
-    return hooks
 
 
 def _result_text(result: Any) -> Any:
@@ -59,19 +50,14 @@ def _result_text(result: Any) -> Any:
     return [block.get("json", block.get("text")) for block in content if isinstance(block, dict)]
 
 
-class SemloopHooks:
+class SemloopHooks(GuardedRuns):
     """Loop detection for a Strands agent: `Agent(..., hooks=[SemloopHooks()])` (see the module
     docstring)."""
 
-    def __init__(self, config: Config | None = None, *, guard: LoopGuard | None = None) -> None:
-        self.config = config
-        self.guard = guard
-        self.verdicts: list[Verdict] = []
-        self.last_stop: Verdict | None = None
-        self._guard: LoopGuard | None = guard
+    WHAT = "strands hook"
 
     def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-        hooks = _require()
+        hooks = require("strands.hooks", INSTALL_HINT)
         registry.add_callback(hooks.BeforeInvocationEvent, self._start)
         registry.add_callback(hooks.BeforeToolCallEvent, self._before_tool)
         registry.add_callback(hooks.AfterToolCallEvent, self._after_tool)
@@ -79,7 +65,7 @@ class SemloopHooks:
     # -- hooks --------------------------------------------------------------------------------------
 
     def _start(self, event: Any) -> None:
-        self._guard = self.guard if self.guard is not None else LoopGuard(self.config)
+        self._new_run()
 
     def _before_tool(self, event: Any) -> None:
         name, tool_input = event.tool_use.get("name", "?"), event.tool_use.get("input")
@@ -110,18 +96,3 @@ class SemloopHooks:
             agent.cancel(message=verdict.message, after_current_tools=True)
         except Exception as exc:
             fail_open(self.config or Config(), exc, "strands hook", "the run goes on")
-
-    def _run_guard(self) -> LoopGuard:
-        if self._guard is None:
-            self._guard = LoopGuard(self.config)
-        return self._guard
-
-    def _guarded(self, fn: Any) -> Verdict | None:
-        try:
-            verdict = fn()
-        except Exception as exc:
-            fail_open(self.config or Config(), exc, "strands hook")
-            return None
-        if verdict.action != "allow":
-            keep_verdict(self.verdicts, verdict)
-        return verdict
