@@ -390,7 +390,14 @@ def test_langchain_openinference_and_langsmith_same_verdicts_as_the_native_middl
 
     trees = tmp_path / "langsmith-trees.json"
     assert '"child_runs": [{' in trees.read_text() and "\n" not in trees.read_text()
-    for path, format in ((spans, "openinference"), (runs, "langsmith"), (trees, "langsmith")):
+    # what docs/observability.md writes: the SDK's `Run` objects (as `Client.list_runs` yields them)
+    from langsmith.schemas import Run
+
+    listed = tmp_path / "list-runs.jsonl"
+    listed.write_text("".join(json.dumps(Run(**json.loads(line)).dict(), default=str) + "\n"
+                              for line in runs.read_text().splitlines()))
+    for path, format in ((spans, "openinference"), (runs, "langsmith"), (trees, "langsmith"),
+                         (listed, "langsmith")):
         [scanned] = scan(capsys, path)
         assert actions(scanned) == expected, format
         assert scanned["steps"] == expected[-1][0] + 1

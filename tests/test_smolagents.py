@@ -88,3 +88,17 @@ def test_tool_errors_are_recorded_and_still_reach_the_model():
     assert [v.action for v in loops.verdicts][-1] == "stop" and len(boom) < 8
     errors = [s.error for s in agent.memory.steps if isinstance(s, smolagents.ActionStep) and s.error]
     assert errors and "403 Forbidden" in str(errors[0])  # smolagents' own error handling is unchanged
+
+
+def test_parallel_calls_in_one_step_share_the_run_guard():
+    """ToolCallingAgent runs the calls of one model turn in threads: all six reach the one guard."""
+    server, ran, loops = ScriptedChat([[("read_file", {"path": "config/settings.yaml"})] * 6]), [], SemloopSmolagents()
+    agent = agent_for(server, ran, loops)
+    with pytest.raises(AgentError, match="interrupted"):
+        agent.run("Fix the build.")
+    assert len(server.requests) == 1  # interrupted after the step: the model was not asked again
+    # each call was either run and recorded, or refused by its check (the order across threads varies)
+    refused = [v for v in loops.verdicts if v.message.startswith("semloop blocked")]
+    assert len(ran) + len(refused) == 6 and len(ran) >= 3
+    assert [v.action for v in loops.verdicts if v not in refused][:2] == ["warn", "warn"]
+    assert loops.last_stop is not None and loops.last_stop.action == "stop"

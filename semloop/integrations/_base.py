@@ -5,6 +5,7 @@ failing open while its warn / stop verdicts are kept."""
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -35,20 +36,23 @@ class GuardedRuns:
         self.verdicts: list[Verdict] = []
         self.last_stop: Verdict | None = None
         self._guard: LoopGuard | None = guard
+        self._lock = threading.RLock()  # frameworks run the calls of one turn in threads (smolagents)
 
     def _new_run(self) -> None:
         """The next guard call starts a new run: a fresh guard, unless one was given."""
         self._guard = self.guard
 
     def _run_guard(self) -> LoopGuard:
-        if self._guard is None:
-            self._guard = LoopGuard(self.config)
-        return self._guard
+        with self._lock:
+            if self._guard is None:
+                self._guard = LoopGuard(self.config)
+            return self._guard
 
     def _guarded(self, fn: Callable[[], Verdict]) -> Verdict | None:
         """`fn()` (a guard call), failing open: None when it raised."""
         try:
-            verdict = fn()
+            with self._lock:
+                verdict = fn()
         except Exception as exc:
             fail_open(self.config or Config(), exc, self.WHAT)
             return None
