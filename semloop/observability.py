@@ -155,8 +155,9 @@ def _documents(path: Path, text: str, skip: Any) -> Iterator[tuple[str, Any]]:
             value, stop = decoder.raw_decode(text, pos)
         except RecursionError:
             error = TraceError(f"{where}: invalid JSON: nested too deeply")
-        except json.JSONDecodeError as exc:
-            error = TraceError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})")
+        except json.JSONDecodeError as exc:  # the line the value starts on; a pretty-printed one says where
+            at = f"column {exc.colno}" if exc.lineno == line else f"line {exc.lineno}, column {exc.colno}"
+            error = TraceError(f"{where}: invalid JSON: {exc.msg} ({at})")
         except ValueError as exc:  # an integer past Python's digit limit
             error = TraceError(f"{where}: invalid JSON: {str(exc).split(';')[0]}")
         else:
