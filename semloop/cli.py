@@ -74,6 +74,7 @@ def make_parents(folder: str | Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         print(f"semloop: created folder {folder}", file=sys.stderr)
     return folder
+_PER_AGENT_HELP = "span formats: one trace per agent invocation instead of one per run"
 
 
 def _add_detector_args(p: argparse.ArgumentParser) -> None:
@@ -105,7 +106,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         pairs = (pair for path in paths for pair in scan_file_with_ray(
             path, config, address=args.ray_address, skip_invalid=args.skip_invalid, on_skip=skipped))
     else:
-        traces = [trace for path in paths for trace in iter_traces(path, args.format, args.skip_invalid, skipped)]
+        traces = [trace for path in paths
+                  for trace in iter_traces(path, args.format, args.skip_invalid, skipped, args.per_agent)]
         if config.detector == "semantic" and traces:
             from .embeddings import load_embedder
 
@@ -206,6 +208,7 @@ def _add_report_parser(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
     p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
+    p.add_argument("--per-agent", action="store_true", help=_PER_AGENT_HELP)
     p.set_defaults(func=cmd_report)
 
 
@@ -221,7 +224,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         pyplot()  # a missing matplotlib is an error before the work, not after it
     reports = build_reports(expand_paths(args.files), config, args.trace, args.format, args.skip_invalid,
-                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr))
+                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr), args.per_agent)
     make_parents(out.parent)
     out.write_text(render_html(reports, args.title, config), encoding="utf-8")
     flagged = sum(bool(r.events) for r in reports)
@@ -253,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines (and empty files) on stderr and skip them")
     p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
+    p.add_argument("--per-agent", action="store_true", help=_PER_AGENT_HELP)
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help=f"ray: scan on a Ray cluster (JSONL or Parquet; {install_hint('ray')})")

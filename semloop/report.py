@@ -506,7 +506,8 @@ def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Pa
 
 
 def build_reports(paths: Iterable[str | Path], config: Config | None = None, trace_ids: Sequence[str] = (),
-                  format: str = "auto", skip_invalid: bool = False, on_skip=None) -> list[TraceReport]:
+                  format: str = "auto", skip_invalid: bool = False, on_skip=None,
+                  per_agent: bool = False) -> list[TraceReport]:
     """Read every trace in `paths` (any format `semloop scan` reads), keep those in `trace_ids`
     (all when empty), and analyse them with one shared embedder."""
     from .embeddings import load_embedder
@@ -515,7 +516,7 @@ def build_reports(paths: Iterable[str | Path], config: Config | None = None, tra
     config = config or Config()
     paths = list(paths)
     wanted = set(trace_ids)
-    traces = [(trace, path) for path in paths for trace in iter_traces(path, format, skip_invalid, on_skip)
+    traces = [(trace, path) for path in paths for trace in iter_traces(path, format, skip_invalid, on_skip, per_agent)
               if not wanted or trace.id in wanted]  # every input read (and checked) before any work
     missing = wanted - {trace.id for trace, _ in traces}
     if missing:

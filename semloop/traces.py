@@ -1,5 +1,7 @@
-"""Reading recorded trajectories: semloop's trace format, Anthropic Messages API message lists,
-OpenAI chat messages with tool_calls, and Claude Code session transcripts.
+"""Reading recorded trajectories: semloop's JSONL trace format, Anthropic Messages API message
+lists, OpenAI chat messages with tool_calls, and Claude Code session transcripts; the spans, observations
+and runs of observability tools (OpenTelemetry GenAI, OpenInference, Langfuse, LangSmith) are read
+by `semloop.observability`.
 
 Every reader returns `Trace` objects; bad input raises `TraceError` naming the file, the line (or
 the place in the document) and the field. What is read as what:
@@ -58,16 +60,17 @@ STDIN = "-"
 
 
 def load_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
-                on_skip=None) -> list[Trace]:
+                on_skip=None, per_agent: bool = False) -> list[Trace]:
     """All traces in `path`. With `skip_invalid`, bad lines are passed to `on_skip(error)` and skipped."""
-    return list(iter_traces(path, format, skip_invalid, on_skip))
+    return list(iter_traces(path, format, skip_invalid, on_skip, per_agent))
 
 
 def iter_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
-                on_skip=None) -> Iterator[Trace]:
+                on_skip=None, per_agent: bool = False) -> Iterator[Trace]:
     """Traces in `path` ("-": standard input), lazily. Bad input raises `TraceError` ("file:line:
     field: what is wrong"); with `skip_invalid`, the bad line (or message, or file) goes to
-    `on_skip(error)` and reading goes on."""
+    `on_skip(error)` and reading goes on. `per_agent`: span formats give each agent invocation a
+    trace of its own (see `semloop.observability`)."""
     if format not in FORMATS:
         raise TraceError(f"unknown format {format!r}; choose from {FORMATS}")
     source = Source.read(path)
@@ -76,7 +79,7 @@ def iter_traces(path: str | Path, format: str = "auto", skip_invalid: bool = Fal
         skip(TraceError(f"{source.name}: the file is empty (no traces)"))
         return
     reader = _REGISTRY[format] if format != "auto" else detect(source)
-    yield from reader.read(source, skip)
+    yield from (reader.agents if per_agent and reader.agents is not None else reader.read)(source, skip)
 
 
 def expand_paths(patterns: Iterable[str]) -> list[str]:
@@ -237,6 +240,7 @@ class TraceFormat:
     help: str
     sniff: Callable[[Source], bool]
     read: Callable[[Source, _Skipper], Iterator[Trace]]
+    agents: Callable[[Source, _Skipper], Iterator[Trace]] | None = None  # `per_agent`: a trace per agent
 
 
 def detect(source: Source) -> TraceFormat:
@@ -569,7 +573,21 @@ def _read_claude_code(source: Source, skip: _Skipper) -> Iterator[Trace]:
 
 # -- the registry ------------------------------------------------------------------------------
 
+def _observability(name: str, help: str) -> TraceFormat:
+    """A format read by `semloop.observability` (spans, observations, runs of observability tools)."""
+    from . import observability
+
+    def read(per_agent: bool) -> Callable[[Source, _Skipper], Iterator[Trace]]:
+        return lambda source, skip: observability.read(Path(source.name), source.text, name, skip, per_agent)
+
+    return TraceFormat(name, help, lambda source: observability.detect(source.text) == name, read(False), read(True))
+
+
 _REGISTRY: dict[str, TraceFormat] = {f.name: f for f in (  # auto-detection asks them in this order
+    _observability("otel", "OpenTelemetry GenAI spans (OTLP JSON or JSON spans)"),
+    _observability("openinference", "OpenInference spans (OTLP JSON or JSON spans)"),
+    _observability("langfuse", "Langfuse observations"),
+    _observability("langsmith", "LangSmith runs (docs/observability.md)"),
     TraceFormat("jsonl", "semloop traces: one JSON object per line, a JSON array of them, or one trace",
                 _looks_semloop, _read_semloop),
     TraceFormat("claude-code", "a Claude Code session transcript", _looks_claude_code, _read_claude_code),

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import subprocess
 import sys
@@ -19,6 +18,7 @@ openai = pytest.importorskip("openai")
 
 from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool  # noqa: E402
 from agents import ToolGuardrailFunctionOutput, tool_output_guardrail  # noqa: E402
+from scripted_chat import ScriptedChat  # noqa: E402
 
 from semloop import Config  # noqa: E402
 from semloop.integrations.openai_agents import LoopStopped, SemloopGuardrails, protect  # noqa: E402
@@ -26,53 +26,13 @@ from semloop.integrations.openai_agents import LoopStopped, SemloopGuardrails, p
 NO_TRACING = RunConfig(tracing_disabled=True)
 
 
-class ScriptedModel:
-    """A chat-completions endpoint behind `httpx.MockTransport`: answers request n with `script[n]`
-    (a list of (tool, arguments) calls, or the final text) and keeps every request body, so the
-    tests see exactly what the SDK sent back to the model."""
-
-    def __init__(self, script: list[Any]) -> None:
-        self.script = script
-        self.requests: list[dict] = []
-
-    def handler(self, request: httpx.Request) -> httpx.Response:
-        assert request.url.path.endswith("/chat/completions"), request.url
-        self.requests.append(json.loads(request.content))
-        n = len(self.requests) - 1
-        step = self.script[n] if n < len(self.script) else "(script exhausted)"
-        if isinstance(step, str):
-            message, finish = {"role": "assistant", "content": step}, "stop"
-        else:
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-                for i, (name, args) in enumerate(step)]}
-            finish = "tool_calls"
-        usage = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
-        if self.requests[-1].get("stream"):  # server-sent events, as the API streams them
-            head = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 1_760_000_000,
-                    "model": "gpt-4o-mini"}
-            delta = dict(message)
-            if delta.get("tool_calls"):
-                delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(delta["tool_calls"])]
-            chunks = [{**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                      {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
-                      {**head, "choices": [], "usage": usage}]
-            body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-            return httpx.Response(200, content=body.encode(), headers={"content-type": "text/event-stream"})
-        return httpx.Response(200, json={
-            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1_760_000_000, "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-            "usage": usage})
+class ScriptedModel(ScriptedChat):
+    """The scripted endpoint (tests/scripted_chat.py) behind the Agents SDK's chat-completions model."""
 
     def model(self) -> OpenAIChatCompletionsModel:
         client = openai.AsyncOpenAI(api_key="sk-test", base_url="https://api.example.test/v1", max_retries=0,
                                     http_client=httpx.AsyncClient(transport=httpx.MockTransport(self.handler)))
         return OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client)
-
-    def tool_messages(self, request: int) -> list[str]:
-        """The tool results sent to the model in request `request` (the results of the turn before)."""
-        messages = self.requests[request]["messages"]
-        return [m["content"] for m in messages if m["role"] == "tool"]
 
 
 def run(agent: Any, prompt: str = "Fix the build.", **kwargs: Any) -> Any:
