@@ -229,7 +229,10 @@ def test_every_integration_page_runs_offline():
     scripted = {"anthropic.md", "langchain.md", "openai-agents.md", "crewai.md"}
     offline = {p.name for p in (ROOT / "docs").glob("*.md") if "\n## Try it offline\n" in p.read_text(encoding="utf-8")}
     integrations = {f"{name}.md" for name in ("anthropic", "claude-code", "claude-agent-sdk", "openai-agents",
-                                               "langchain", "mcp", "gemini-cli", "pydantic-ai", "google-adk", "crewai")}
+                                               "langchain", "mcp", "gemini-cli", "pydantic-ai", "google-adk", "crewai",
+                                               "smolagents", "agent-framework", "strands")}
     assert integrations <= scripted | offline, integrations - scripted - offline
-    tested = {"claude-code.md", "gemini-cli.md", "pydantic-ai.md", "mcp.md", "google-adk.md", "claude-agent-sdk.md"}
+    tested = {"claude-code.md", "gemini-cli.md", "pydantic-ai.md", "mcp.md", "google-adk.md", "claude-agent-sdk.md",
+              # doctests (pytest's --doctest-glob), strands.md in its own venv (tests/test_strands.py)
+              "smolagents.md", "agent-framework.md", "observability.md", "strands.md"}
     assert offline == tested, offline ^ tested  # a new 'Try it offline' block needs its test here

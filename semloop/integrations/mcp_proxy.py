@@ -286,7 +286,8 @@ async def run_proxy(command: Sequence[str], read_stream: Any, write_stream: Any,
         async with anyio.create_task_group() as tg:
             async def serve() -> None:
                 await server.run(read_stream, write_stream, server.create_initialization_options())
-                tg.cancel_scope.cancel()  # the client is gone
+                if not up.ended.is_set():  # the client is gone (if the upstream went first, `watch` ends it all)
+                    tg.cancel_scope.cancel()
 
             async def watch() -> None:
                 await up.ended.wait()
