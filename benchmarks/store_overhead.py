@@ -1,6 +1,7 @@
 """Per-step cost of keeping a session in a store: no store vs memory:// vs SQLite vs Redis.
 
-    python benchmarks/store_overhead.py [--steps 300] [--warmup 200] [--out benchmarks/results/store.md]
+    python benchmarks/store_overhead.py [--steps 300] [--warmup 200] [--threads 16] [--thread-steps 60]
+                                        [--out benchmarks/results/store.md]
 
 One `LoopGuard` per backend records the same stream of tool calls (reads, commands, some
 repeats; the default static embedding model) as one session: `LoopGuard(session=..., store=URL)`,
@@ -10,6 +11,13 @@ i on every backend, in a shuffled order, before step i + 1), so machine noise hi
 Reported: p50 / mean per-step milliseconds, each as a ratio to the guard without a store, and the
 store's own overhead (backend minus no store) as a ratio to memory://'s. Also the stored size of
 the session, and of a worst-case session (every one of `max_clusters` clusters in use).
+
+Threads: one guard per backend shared by `--threads` threads, each recording `--thread-steps`
+steps: steps recorded (all of them, or the store lost some) and the time per step as a ratio to the
+same number of steps from one thread on the same backend (the guard serializes steps, so about
+1× is the best possible). Then the two designs a multi-threaded SQLite store can have, on the raw
+store (a tiny state, so only the connection handling differs): one connection shared under a lock
+(what `SQLiteStore` does) against a connection per thread queueing on SQLite's file lock.
 
 Redis: a `redis-server` is started on a free loopback port (skipped if the binary is absent).
 """
@@ -68,10 +76,91 @@ def start_redis(directory: str) -> tuple[subprocess.Popen, str] | None:
     return None
 
 
+def threaded(url: str | None, threads: int, per_thread: int, embedder) -> tuple[int, float, float]:
+    """(steps recorded, s for `threads` x `per_thread` steps on one shared guard, s for as many from one thread)."""
+    import threading
+
+    from semloop import Config, LoopGuard
+    from semloop.store import open_store
+
+    def guard(session: str):
+        g = LoopGuard(Config()) if url is None else LoopGuard(Config(), store=url, session=session)
+        g.embedder = embedder
+        return g
+
+    calls = list(stream(threads * per_thread, seed=2))
+    one = guard("one")
+    start = time.perf_counter()
+    for call in calls:
+        one.record(*call)
+    alone = time.perf_counter() - start
+    shared = guard("shared")
+
+    def work(t: int) -> None:
+        for call in calls[t::threads]:
+            shared.record(*call)
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    start = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    together = time.perf_counter() - start
+    state = shared.state if url is None else open_store(url).load("shared")
+    return (0 if state is None else state.steps_seen), together, alone
+
+
+def connection_designs(directory: str, threads: int, per_thread: int) -> dict[str, float]:
+    """Microseconds per update, `threads` threads on one store object: shared connection vs one per thread."""
+    import threading
+
+    from semloop.store import SQLiteStore
+
+    class PerThread(SQLiteStore):  # the alternative: a connection per thread, no lock of the store's
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._local = threading.local()
+
+        def connect(self):
+            if getattr(self._local, "conn", None) is None:
+                self._local.conn = self._open()
+            return self._local.conn
+
+        def _recovering(self, op):
+            return op(self.connect())
+
+    def bump(state):
+        state = state or {"n": 0}
+        state["n"] += 1
+        return state
+
+    out = {}
+    for name, cls in (("one connection, store lock", SQLiteStore), ("connection per thread", PerThread)):
+        store = cls(os.path.join(directory, f"{cls.__name__}.sqlite3"))
+
+        def work() -> None:
+            for _ in range(per_thread):
+                store.update("k", bump)
+
+        workers = [threading.Thread(target=work) for _ in range(threads)]
+        start = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        elapsed = time.perf_counter() - start
+        assert store.load("k")["n"] == threads * per_thread, name
+        out[name] = elapsed / (threads * per_thread) * 1e6
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--thread-steps", type=int, default=60, help="steps per thread in the threads section")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "store.md"))
     args = parser.parse_args()
 
@@ -135,6 +224,9 @@ def main() -> int:
             worst.record("Bash", {"command": f"unrelated-{i} " + " ".join(f"w{i}x{j}" for j in range(8))},
                          " ".join(f"r{i}y{j}" for j in range(200)))
         worst_size = len(worst.to_bytes())
+        threads = {name: threaded(url, args.threads,
+                                  args.thread_steps, embedder) for name, url in backends.items()}
+        designs = connection_designs(tmp, args.threads, 200)
         worst_clusters = len(worst.state.clusters)
     finally:
         if redis is not None:
@@ -170,7 +262,16 @@ def main() -> int:
     fmt_min, pick_min = min(codec_ms["state_format"]), min(codec_ms["pickle"])
     lines += ["", f"Encode + decode of that state, interleaved: data-only format p50 {fmt:.2f} ms (min {fmt_min:.2f}), "
                   f"pickle p50 {pick:.2f} ms (min {pick_min:.2f}) — {fmt_min / pick_min:.1f}× pickle's time at the "
-                  f"minimum. Pickle is no longer used: loading it runs code."]
+                  f"minimum. Pickle never goes to disk or Redis (loading foreign pickle runs code); memory:// keeps "
+                  f"its own pickle bytes, which never leave the process."]
+    total = args.threads * args.thread_steps
+    lines += ["", f"## {args.threads} threads, one shared guard ({args.threads} x {args.thread_steps} steps)", "",
+              "| backend | steps recorded | ms/step | vs one thread, same backend |", "|---|---:|---:|---:|"]
+    for name, (recorded, together, alone) in threads.items():
+        lines.append(f"| {name} | {recorded}/{total} | {together / total * 1000:.2f} | {together / alone:.2f}× |")
+    shared_us = designs["one connection, store lock"]
+    lines += ["", f"SQLite store object used by {args.threads} threads (200 updates each, tiny state): "
+              + ", ".join(f"{k} {v:.0f} µs/update ({v / shared_us:.2f}×)" for k, v in designs.items()) + "."]
     if redis is None:
         lines.append("\nredis-server not installed: Redis not measured.")
     write_page(args.out, lines)

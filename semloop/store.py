@@ -181,14 +181,33 @@ _MEMORY_LOCK = threading.Lock()
 
 
 class MemoryStore(_Store):
-    """Sessions in this process (one shared store per `memory://` URL). Kept encoded, like the
-    other stores, so a state read back is a copy and behaves exactly as one read from disk."""
+    """Sessions in this process (one shared store per `memory://` URL). Kept as bytes, like the
+    other stores, so a state read back is a copy that behaves as one read from disk. The bytes
+    are pickle's, not `state_format`'s: they never leave this process and only ever come from this
+    store's own `pickle.dumps`, so nothing foreign is unpickled, and a copy costs less than half
+    as much (the data-only codec round trip is most of a step's cost on a session with many
+    clusters; benchmarks/store_overhead.py)."""
 
     def __init__(self, url: str = "memory://", *, version: str = "", ttl: float = DEFAULT_TTL):
         self.url, self.version, self.ttl = url, version, float(ttl)
         self._rows: dict[str, tuple[str, float, bytes]] = {}
         self._lock = threading.RLock()
         self._last_prune = time.time()
+
+    def _encode(self, state: Any) -> bytes:
+        import pickle
+
+        blob = pickle.dumps(state, protocol=4)  # 5 would keep read-only arrays read-only; disk gives writable ones
+        if len(blob) > MAX_STATE_BYTES:
+            raise StoreError(f"state of {len(blob)} bytes exceeds the {MAX_STATE_BYTES}-byte limit")
+        return blob
+
+    def _decode(self, version: Any, updated: float, blob: Any) -> Any:
+        if version != self.version or updated < time.time() - self.ttl:
+            return None
+        import pickle
+
+        return pickle.loads(blob)  # noqa: S301 - bytes this store pickled itself, in this process
 
     def load(self, key: str) -> Any:
         with self._lock:
@@ -316,19 +335,28 @@ class SQLiteStore(_Store):
         self.ttl = float(ttl_days) * 86400.0 if ttl_days is not None else float(ttl)
         self.timeout = float(timeout)
         self._conn: Any = None
+        self._pid = os.getpid()
+        # one connection for every thread of this process (check_same_thread=False), each use of it
+        # under this lock: a statement or a whole transaction at a time. Threads of one process
+        # queue here in microseconds instead of on SQLite's file lock (its busy wait sleeps ms).
+        self._lock = threading.RLock()
 
     # -- connection --------------------------------------------------------------------------
 
     def connect(self) -> Any:
-        if self._conn is None:
-            try:
-                self._conn = self._open()
-            except Exception as exc:
-                if not _is_corrupt(exc):
-                    raise
-                self._quarantine(exc)
-                self._conn = self._open()
-        return self._conn
+        with self._lock:
+            if self._conn is not None and self._pid != os.getpid():
+                self._conn = None  # inherited through fork: never used here (SQLite forbids it); reopen
+            if self._conn is None:
+                self._pid = os.getpid()
+                try:
+                    self._conn = self._open()
+                except Exception as exc:
+                    if not _is_corrupt(exc):
+                        raise
+                    self._quarantine(exc)
+                    self._conn = self._open()
+            return self._conn
 
     def _open(self) -> Any:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -343,7 +371,7 @@ class SQLiteStore(_Store):
                 pass
         import sqlite3
 
-        conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+        conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             conn.execute("PRAGMA secure_delete = ON")  # deleted states are overwritten, not left in free pages
@@ -390,21 +418,34 @@ class SQLiteStore(_Store):
               f"started a fresh one", file=sys.stderr)
 
     def _recovering(self, op: Callable[[Any], Any]) -> Any:
-        """Run `op(conn)`; on a corrupt database, quarantine it and run `op` once more."""
-        try:
-            return op(self.connect())
-        except Exception as exc:
-            if not _is_corrupt(exc):
-                raise
-            self._quarantine(exc)
-            return op(self.connect())
+        """Run `op(conn)` under the store's lock; on a corrupt database, quarantine it and run
+        `op` once more."""
+        with self._lock:
+            try:
+                return op(self.connect())
+            except Exception as exc:
+                if not _is_corrupt(exc):
+                    raise
+                self._quarantine(exc)
+                return op(self.connect())
 
     def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    if self._pid == os.getpid():
+                        self._conn.close()
+                finally:
+                    self._conn = None
+
+    def __getstate__(self) -> dict:  # a pickled store reopens its file: no connection, a new lock
+        data = self.__dict__.copy()
+        data["_conn"], data["_lock"] = None, None
+        return data
+
+    def __setstate__(self, data: dict) -> None:
+        self.__dict__.update(data)
+        self._lock = threading.RLock()
 
     # -- access ------------------------------------------------------------------------------
 
@@ -432,8 +473,7 @@ class SQLiteStore(_Store):
     def transaction(self, key: str) -> Iterator["Transaction"]:
         """Load → (caller mutates `txn.state`) → save, atomically with respect to other processes.
         Kept for callers written against the SQLite store; new code uses `update`."""
-        conn = self.connect()
-        with self._immediate(conn):
+        with self._lock, self._immediate(self.connect()) as conn:
             row = conn.execute("SELECT version, updated, state FROM sessions WHERE key = ?", (key,)).fetchone()
             txn = Transaction(key, None if row is None else self._decode(*row))
             yield txn
@@ -444,10 +484,10 @@ class SQLiteStore(_Store):
                 self._maybe_prune(conn, now)
 
     @contextmanager
-    def _immediate(self, conn: Any) -> Iterator[None]:
+    def _immediate(self, conn: Any) -> Iterator[Any]:
         conn.execute("BEGIN IMMEDIATE")  # takes the write lock now: concurrent writers queue here
         try:
-            yield
+            yield conn
             conn.execute("COMMIT")
         except BaseException:
             # a failed COMMIT may already have rolled back: roll back only a live transaction, so
