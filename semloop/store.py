@@ -133,24 +133,55 @@ class _Store:
     version = ""
     ttl = DEFAULT_TTL
 
-    def _encode(self, state: Any) -> bytes:
+    def _dumps(self, state: Any) -> bytes:
         from .state_format import dumps
 
-        blob = dumps(state)
+        return dumps(state)
+
+    def _loads(self, blob: Any) -> Any:
+        from .state_format import StateFormatError, loads
+
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise TypeError(f"the state is {type(blob).__name__}, not bytes")
+        try:
+            return loads(bytes(blob))
+        except StateFormatError:
+            return None  # another format or a foreign blob: the session starts over, as documented
+
+    def _encode(self, state: Any) -> bytes:
+        blob = self._dumps(state)
         if len(blob) > MAX_STATE_BYTES:
             raise StoreError(f"state of {len(blob)} bytes exceeds the {MAX_STATE_BYTES}-byte limit")
         return blob
 
-    def _decode(self, version: Any, updated: float, blob: Any) -> Any:
-        """The stored state, or None: absent, expired, another version, or not data we can read."""
-        if blob is None or version != self.version or updated < time.time() - self.ttl:
+    def _decode(self, key: str, row: Any) -> Any:
+        """The stored state of `row` (version, updated, state), or None: absent, expired, another
+        version, or not data we can read. An entry that is not semloop's (an `updated` that is no
+        time, a state that is no bytes) reads as absent too, and is said once: the session's next
+        write replaces it."""
+        if row is None:
             return None
-        from .state_format import StateFormatError, loads
-
+        version, updated, blob = row
+        when = _when(updated)
+        if when is None:
+            self._foreign(key, f"its 'updated' is {_short(updated)}")
+            return None
+        if blob is None or version != self.version or when < time.time() - self.ttl:
+            return None
         try:
-            return loads(blob)
-        except StateFormatError:
+            return self._loads(blob)
+        except Exception as exc:
+            self._foreign(key, f"its state cannot be read: {_short(exc)}")
             return None
+
+    def _foreign(self, key: str, why: str) -> None:
+        """Say once per store and session that an entry is not semloop's and is skipped."""
+        with _REPORTED_LOCK:
+            if (self.url, key) in _REPORTED:
+                return
+            _REPORTED.add((self.url, key))
+        print(f"semloop: session {key!r} in {display_url(self.url)} is not a semloop session ({why}); "
+              f"skipped: its next step replaces it", file=sys.stderr)
 
     def save(self, key: str, state: Any) -> None:
         self.update(key, lambda _old: state)
@@ -174,6 +205,28 @@ class _Store:
         return f"{type(self).__name__}({self.url!r})"
 
 
+_REPORTED: set[tuple[str, str]] = set()  # (store URL, session) already said to be foreign
+_REPORTED_LOCK = threading.Lock()
+
+
+def _when(updated: Any) -> float | None:
+    """`updated` as epoch seconds, or None when it is not a finite number (a foreign entry)."""
+    import math
+
+    if isinstance(updated, (bytes, bytearray)):
+        updated = updated.decode("ascii", errors="replace")
+    try:
+        when = float(updated)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return when if math.isfinite(when) else None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 # -- memory -------------------------------------------------------------------------------------
 
 _MEMORY: dict[str, "MemoryStore"] = {}
@@ -194,17 +247,12 @@ class MemoryStore(_Store):
         self._lock = threading.RLock()
         self._last_prune = time.time()
 
-    def _encode(self, state: Any) -> bytes:
+    def _dumps(self, state: Any) -> bytes:
         import pickle
 
-        blob = pickle.dumps(state, protocol=4)  # 5 would keep read-only arrays read-only; disk gives writable ones
-        if len(blob) > MAX_STATE_BYTES:
-            raise StoreError(f"state of {len(blob)} bytes exceeds the {MAX_STATE_BYTES}-byte limit")
-        return blob
+        return pickle.dumps(state, protocol=4)  # 5 would keep read-only arrays read-only; disk gives writable ones
 
-    def _decode(self, version: Any, updated: float, blob: Any) -> Any:
-        if version != self.version or updated < time.time() - self.ttl:
-            return None
+    def _loads(self, blob: Any) -> Any:
         import pickle
 
         return pickle.loads(blob)  # noqa: S301 - bytes this store pickled itself, in this process
@@ -212,12 +260,11 @@ class MemoryStore(_Store):
     def load(self, key: str) -> Any:
         with self._lock:
             row = self._rows.get(key)
-        return None if row is None else self._decode(*row)
+        return self._decode(key, row)
 
     def update(self, key: str, fn: Updater) -> Any:
         with self._lock:
-            row = self._rows.get(key)
-            new = fn(None if row is None else self._decode(*row))
+            new = fn(self._decode(key, self._rows.get(key)))
             if new is not None:
                 now = time.time()
                 self._rows[key] = (self.version, now, self._encode(new))
@@ -256,6 +303,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL);
 """
+# expired, or an `updated` that is no time (a foreign row would otherwise never expire)
+_EXPIRED = "DELETE FROM sessions WHERE updated < ? OR typeof(updated) NOT IN ('integer', 'real')"
 _CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
@@ -453,7 +502,7 @@ class SQLiteStore(_Store):
         """The saved state for `key`, or None. A plain read: never waits for writers (WAL)."""
         row = self._recovering(lambda conn: conn.execute(
             "SELECT version, updated, state FROM sessions WHERE key = ?", (key,)).fetchone())
-        return None if row is None else self._decode(*row)
+        return self._decode(key, row)
 
     def update(self, key: str, fn: Updater) -> Any:
         return self._recovering(lambda conn: self._update(conn, key, fn))
@@ -461,7 +510,7 @@ class SQLiteStore(_Store):
     def _update(self, conn: Any, key: str, fn: Updater) -> Any:
         with self._immediate(conn):
             row = conn.execute("SELECT version, updated, state FROM sessions WHERE key = ?", (key,)).fetchone()
-            new = fn(None if row is None else self._decode(*row))
+            new = fn(self._decode(key, row))
             if new is not None:
                 now = time.time()
                 conn.execute("INSERT OR REPLACE INTO sessions (key, version, updated, state) VALUES (?, ?, ?, ?)",
@@ -475,7 +524,7 @@ class SQLiteStore(_Store):
         Kept for callers written against the SQLite store; new code uses `update`."""
         with self._lock, self._immediate(self.connect()) as conn:
             row = conn.execute("SELECT version, updated, state FROM sessions WHERE key = ?", (key,)).fetchone()
-            txn = Transaction(key, None if row is None else self._decode(*row))
+            txn = Transaction(key, self._decode(key, row))
             yield txn
             if txn._save and txn.state is not None:
                 now = time.time()
@@ -505,19 +554,27 @@ class SQLiteStore(_Store):
     def expire(self, older_than: float | None = None) -> int:
         """Delete sessions not written for `older_than` seconds (default: the TTL). Returns count."""
         cutoff = time.time() - (self.ttl if older_than is None else older_than)
-        return self._recovering(lambda conn: conn.execute("DELETE FROM sessions WHERE updated < ?",
-                                                          (cutoff,)).rowcount)
+        return self._recovering(lambda conn: conn.execute(_EXPIRED, (cutoff,)).rowcount)
 
     def list(self) -> list[SessionInfo]:
         rows = self._recovering(lambda conn: conn.execute(
-            "SELECT key, updated, length(state) FROM sessions ORDER BY updated").fetchall())
-        return [SessionInfo(k, u, n) for k, u, n in rows]
+            "SELECT key, updated, length(state) FROM sessions").fetchall())
+        out = []
+        for key, updated, size in rows:
+            when = _when(updated)
+            if not isinstance(key, str):
+                continue  # no session of semloop's (keys are text): nothing to name or replace
+            if when is None:
+                self._foreign(key, f"its 'updated' is {_short(updated)}")
+                continue
+            out.append(SessionInfo(key, when, int(size or 0)))
+        return sorted(out, key=lambda info: info.updated)
 
     def _maybe_prune(self, conn: Any, now: float) -> None:
         row = conn.execute("SELECT value FROM meta WHERE name = 'last_prune'").fetchone()
         if row is not None and now - row[0] < PRUNE_EVERY:
             return
-        conn.execute("DELETE FROM sessions WHERE updated < ?", (now - self.ttl,))
+        conn.execute(_EXPIRED, (now - self.ttl,))
         conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('last_prune', ?)", (now,))
 
 
@@ -568,19 +625,28 @@ class RedisStore(_Store):
     def _errors(self) -> tuple[type[BaseException], ...]:
         return (self._redis.ConnectionError, self._redis.TimeoutError)
 
-    def _row(self, values: list) -> tuple[Any, float, Any] | None:
+    def _row(self, values: list) -> tuple[Any, Any, Any] | None:
         version, updated, blob = values
         if blob is None:
             return None
         version = version.decode("utf-8", errors="replace") if version is not None else None
-        return version, float(updated or 0), blob
+        return version, updated, blob
+
+    def _wrong_type(self, exc: BaseException) -> bool:
+        """The key holds no hash (a string, a list... someone else's value under our prefix)."""
+        return isinstance(exc, self._redis.ResponseError) and str(exc).startswith("WRONGTYPE")
 
     def load(self, key: str) -> Any:
         try:
             row = self._row(self.client.hmget(self._key(key), "version", "updated", "state"))
         except self._errors() as exc:
             raise StoreError(f"redis store {self._where()} unavailable: {exc}") from exc
-        return None if row is None else self._decode(*row)
+        except self._redis.ResponseError as exc:
+            if not self._wrong_type(exc):
+                raise
+            self._foreign(key, "the key holds no hash")
+            return None
+        return self._decode(key, row)
 
     def update(self, key: str, fn: Updater) -> Any:
         name = self._key(key)
@@ -589,13 +655,21 @@ class RedisStore(_Store):
                 for _ in range(UPDATE_RETRIES):
                     try:
                         pipe.watch(name)
-                        row = self._row(pipe.hmget(name, "version", "updated", "state"))
-                        new = fn(None if row is None else self._decode(*row))
+                        try:
+                            row, foreign = self._row(pipe.hmget(name, "version", "updated", "state")), False
+                        except self._redis.ResponseError as exc:
+                            if not self._wrong_type(exc):
+                                raise
+                            self._foreign(key, "the key holds no hash")
+                            row, foreign = None, True
+                        new = fn(self._decode(key, row))
                         if new is None:
                             pipe.unwatch()
                             return None
                         blob = self._encode(new)
                         pipe.multi()
+                        if foreign:
+                            pipe.delete(name)  # replaced by the session's state
                         pipe.hset(name, mapping={"version": self.version, "updated": repr(time.time()),
                                                  "state": blob})
                         pipe.expire(name, max(1, int(self.ttl)))
@@ -627,10 +701,21 @@ class RedisStore(_Store):
         out = []
         try:
             for name in self.client.scan_iter(match=self.prefix + "*", count=500):
-                updated, size = self.client.hget(name, "updated"), self.client.hstrlen(name, "state")
-                if updated is not None:
-                    out.append(SessionInfo(name.decode("utf-8", errors="replace")[len(self.prefix):],
-                                           float(updated), int(size)))
+                key = name.decode("utf-8", errors="replace")[len(self.prefix):]
+                try:
+                    updated, size = self.client.hget(name, "updated"), self.client.hstrlen(name, "state")
+                except self._redis.ResponseError as exc:
+                    if not self._wrong_type(exc):
+                        raise
+                    self._foreign(key, "the key holds no hash")
+                    continue
+                if updated is None:
+                    continue
+                when = _when(updated)
+                if when is None:
+                    self._foreign(key, f"its 'updated' is {_short(updated)}")
+                    continue
+                out.append(SessionInfo(key, when, int(size)))
         except self._errors() as exc:
             raise StoreError(f"redis store {self._where()} unavailable: {exc}") from exc
         return sorted(out, key=lambda info: info.updated)

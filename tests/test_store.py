@@ -11,6 +11,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter, OrderedDict, deque
 from pathlib import Path
 
@@ -587,3 +588,71 @@ def test_the_default_directory_is_made_private_and_shown_urls_hide_passwords(tmp
         open_store(db=elsewhere / "s.db").load("k")
     assert display_url("rediss://:s3cret@redis.internal:6380/0") == "rediss://***@redis.internal:6380/0"
     assert display_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+# -- foreign entries (issue 31.7) --------------------------------------------------------------
+
+
+def _plant_foreign(backend, url, tmp_path):
+    """Entries of another program (or a broken write) beside a real session: names of the bad ones."""
+    if backend == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(f"{tmp_path}/s.db")
+        conn.execute("INSERT INTO sessions VALUES ('text-updated', '', 'yesterday', x'00')")
+        conn.execute("INSERT INTO sessions VALUES ('text-state', '', ?, 'not bytes')", (time.time(),))
+        conn.commit()
+        conn.close()
+        return ["text-updated", "text-state"]
+    import redis
+
+    client = redis.Redis.from_url(url)
+    client.set("semloop:session:a-string", "hello")
+    client.rpush("semloop:session:a-list", "x")
+    client.hset("semloop:session:bad-time", mapping={"version": "", "updated": "soon", "state": b"\0"})
+    return ["a-string", "a-list", "bad-time"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_a_foreign_entry_is_skipped_said_once_and_replaced(tmp_path, backend, request):
+    url = f"sqlite://{tmp_path}/s.db" if backend == "sqlite" else request.getfixturevalue("redis_server").url
+    env = {"SEMLOOP_STORE": url}
+    LoopGuard(embedding="hashing", store=url, session="good").record("Bash", {"command": "ls"}, "a b")
+    bad = _plant_foreign(backend, url, tmp_path)
+
+    listed = _sessions(env, "list", "--json")  # the other sessions are listed: no traceback
+    err = listed.stderr.decode()
+    assert listed.returncode == 0 and "Traceback" not in err, err
+    rows = {row["session"]: row for row in map(json.loads, listed.stdout.decode().splitlines())}
+    assert rows.pop("good")["steps"] == 1
+    # a row with a time but a state that is no bytes is listed as unreadable, like another version's
+    assert rows == ({} if backend == "redis" else {"text-state": rows["text-state"]})
+    assert all(row["readable"] is False for row in rows.values())
+    for key in bad:
+        assert err.count(repr(key)) == 1, err  # said once, naming the entry
+    assert len(err.splitlines()) <= len(bad), err
+    shown = _sessions(env, "show", "good", "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["steps"] == 1 and "Traceback" not in shown.stderr.decode()
+    for key in bad:
+        missing = _sessions(env, "show", key)
+        assert missing.returncode == 1 and "Traceback" not in missing.stderr.decode()
+        assert "no session" in missing.stderr.decode()
+
+    # the session's own steps replace the foreign entry: recorded, not failing open forever
+    for key in bad:
+        guard = LoopGuard(embedding="hashing", store=url, session=key, fail_open=False)
+        verdicts = [guard.record("Bash", {"command": "make"}, "FAILED x") for _ in range(3)]
+        assert [v.error for v in verdicts] == [None] * 3 and verdicts[-1].action == "warn"
+        assert open_store(url).load(key).steps_seen == 3
+    assert sorted(json.loads(line)["session"] for line in _sessions(env, "list", "--json").stdout.decode()
+                  .splitlines()) == sorted(["good", *bad])
+
+
+def test_a_foreign_memory_value_reads_as_absent_and_expiry_removes_foreign_sqlite_rows(tmp_path):
+    store = open_store(f"sqlite://{tmp_path}/s.db")
+    store.save("ok", SessionState.new(4))
+    store.connect().execute("INSERT INTO sessions VALUES ('forever', '', 'never', x'00')")
+    assert store.expire() == 1 and [i.key for i in store.list()] == ["ok"]  # a text time never expired before
+    guard = LoopGuard(embedding="hashing", store=f"memory://foreign-{tmp_path.name}", session="x")
+    guard.store.save("x", {"not": "a session"})  # someone else's value under the session's key
+    assert guard.record("Bash", {"command": "ls"}, "a").error is None and guard.store.load("x").steps_seen == 1
