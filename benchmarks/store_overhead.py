@@ -55,6 +55,41 @@ def stream(n: int, seed: int = 0):
             yield "Bash", {"command": f"echo step {i}"}, f"step {i}"
 
 
+def worst_session(visits: int = 16, tools: int = 400, config=None):
+    """A guard whose session holds as much as the default config lets it: every one of
+    `max_clusters` clusters visited `visits` times with a new result each time (its deques full),
+    `tools` distinct 300-character tool names, 70 long paths and words per call, results that are
+    24 long facts or 300 long words. Returns the guard (its `to_bytes()` is the stored state)."""
+    import re
+
+    import numpy as np
+
+    from semloop import Config, LoopGuard
+
+    config = config or Config()
+    rng, directions = np.random.default_rng(0), {}
+
+    def embed(texts):  # one direction per cluster id named in the call: its visits join it
+        out = []
+        for text in texts:
+            c = int(re.search(r"run-(\d+)", text).group(1))
+            if c not in directions:
+                v = rng.standard_normal(256).astype(np.float32)
+                directions[c] = v / np.linalg.norm(v)
+            out.append(directions[c])
+        return np.stack(out)
+
+    guard, k = LoopGuard(config, embedder=embed), 0
+    for visit in range(visits):
+        for c in range(config.max_clusters):
+            k += 1
+            words = " ".join(f"/srv/d{c}/{'p' * 80}{visit}{j}.py w{c}x{j}{'q' * 80}" for j in range(70))
+            result = (" ".join(f"/a/{'f' * 80}{k}{j}.txt" for j in range(24)) if k % 2 else
+                      " ".join(f"r{k}y{j}{'z' * 70}" for j in range(300)))
+            guard.record(f"mcp__server_{k % tools}__" + "t" * 300, {"command": f"run-{c} " + words}, result)
+    return guard
+
+
 def start_redis(directory: str) -> tuple[subprocess.Popen, str] | None:
     binary = shutil.which("redis-server")
     if binary is None:
@@ -224,6 +259,7 @@ def main() -> int:
             worst.record("Bash", {"command": f"unrelated-{i} " + " ".join(f"w{i}x{j}" for j in range(8))},
                          " ".join(f"r{i}y{j}" for j in range(200)))
         worst_size = len(worst.to_bytes())
+        fullest = len(worst_session().to_bytes())
         threads = {name: threaded(url, args.threads,
                                   args.thread_steps, embedder) for name, url in backends.items()}
         designs = connection_designs(tmp, args.threads, 200)
@@ -247,7 +283,9 @@ def main() -> int:
         "save of the session through the store (what a fleet worker or a hook process does per tool call).",
         f"Session state after {args.warmup + args.steps} steps: "
         + ", ".join(f"{k} {v / 1024:.1f} KB" for k, v in sizes.items()) + ".",
-        f"Worst case (all {worst_clusters} clusters in use, full windows): {worst_size / 1024:.0f} KB per session.",
+        f"All {worst_clusters} clusters in use, one call each: {worst_size / 1024:.0f} KB per session; "
+        f"the fullest session the default config can hold (`worst_session`: every cluster's memory full, "
+        f"400 long tool names, long words and facts): {fullest / 1024:.0f} KB ({fullest:,} bytes).",
         "",
         "| backend | min ms/step | p50 ms/step | mean ms/step | p50 vs no store | store overhead vs memory:// (p50) |",
         "|---|---:|---:|---:|---:|---:|",

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import features, messages, policy, signals
 from .config import Config, fail_open
-from .redact import redact_text, redact_words
+from .redact import redact_step
 from .embeddings import Embedder, load_embedder
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
@@ -261,7 +261,9 @@ class LoopGuard:
 
         state.window.append(step)
         state.steps_seen += 1
-        state.tool_counts[step.tool] += 1
+        state.tool_counts[step.tool] = state.tool_counts.pop(step.tool, 0) + 1  # last used last
+        if len(state.tool_counts) > _MAX_FLAGGED:  # as many tools as flags: the least recently used goes
+            del state.tool_counts[next(iter(state.tool_counts))]
         if found:
             state.flagged_sigs.pop(step.norm_sig, None)  # re-insert: the oldest flag is dropped first
             state.flagged_sigs[step.norm_sig] = step.index
@@ -302,16 +304,7 @@ def _is_store_error(exc: Exception) -> bool:
     return isinstance(exc, (StoreError, OSError)) or type(exc).__module__.startswith(("sqlite3", "redis"))
 
 
-def _redacted(step: StepRecord) -> StepRecord:
-    """The step with secret-shaped text in its readable fields replaced by digests (equality, all
-    detection needs of them, is kept: the same secret gives the same digest)."""
-    step.call_preview = redact_text(step.call_preview)
-    step.entities = redact_words(step.entities)
-    step.programs = redact_words(step.programs)
-    step.input_words = redact_words(step.input_words)
-    step.plain_words = redact_words(step.plain_words)
-    step.short_words = redact_words(step.short_words)
-    return step
+_redacted = redact_step  # secrets out, words bounded (semloop.redact)
 
 
 _MAX_FACTS = 1024  # session facts counted at most (least recently stated dropped): memory stays flat

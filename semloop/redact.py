@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable, TypeVar
+from typing import Any, Iterable, TypeVar
 
 _KEYED = re.compile(
     r"(?i)(?:\b(bearer|basic)(\s+)()|"
@@ -32,6 +32,8 @@ _TOKEN = re.compile(
 _WORD = re.compile(r"(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])[A-Za-z0-9_]{16,}")
 _ID_LIKE = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")  # hex digests, UUIDs: identifiers, not secrets
 _MARK = "redacted:"
+MAX_WORD_CHARS = 64  # a stored word (entity, call or result word, fact): longer ones are `bounded`
+MAX_TOOL_CHARS = 128  # a stored tool name
 
 T = TypeVar("T", tuple, frozenset)
 
@@ -59,10 +61,21 @@ def redact_text(text: str) -> str:
     return _KEYED.sub(_keyed, _TOKEN.sub(_token, text))
 
 
+def bounded(text: str, limit: int = MAX_WORD_CHARS) -> str:
+    """`text` if within `limit` characters, else its head, a digest of all of it and its tail in
+    exactly `limit`: distinct long texts stay distinct, equal ones equal, and a stored word costs
+    at most `limit` characters whatever the call (a state's size is bounded; docs/store.md)."""
+    if len(text) <= limit:
+        return text
+    tail = min(15, limit // 4)
+    mark = "~" + hashlib.blake2b(text.encode("utf-8", errors="replace"), digest_size=4).hexdigest() + "~"
+    return text[:limit - tail - len(mark)] + mark + text[len(text) - tail:]
+
+
 def _word(word: str) -> str:
     if _WORD.fullmatch(word) and not _ID_LIKE.fullmatch(word):
         return _digest(word)
-    return redact_text(word)
+    return bounded(redact_text(word))
 
 
 def redact_words(words: T) -> T:
@@ -72,6 +85,17 @@ def redact_words(words: T) -> T:
     if not any(len(w) >= 12 for w in words):
         return words
     return type(words)(_word(w) if len(w) >= 12 else w for w in words)
+
+
+def redact_step(step: Any) -> Any:
+    """A `StepRecord` made fit to keep: secret-shaped text in its readable fields replaced by
+    digests (equality, all detection needs of them, is kept: the same secret gives the same
+    digest), and every word and the tool name `bounded`."""
+    step.tool = bounded(step.tool, MAX_TOOL_CHARS)
+    step.call_preview = redact_text(step.call_preview)
+    for name in ("entities", "programs", "input_words", "plain_words", "short_words", "facts", "ask_terms"):
+        setattr(step, name, redact_words(getattr(step, name)))
+    return step
 
 
 def contains_secret(texts: Iterable[str]) -> bool:

@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterator, Protocol
 DEFAULT_FILENAME = "state.sqlite3"
 DEFAULT_TTL = 7 * 86400.0  # seconds a session is kept after its last write
 PRUNE_EVERY = 3600.0  # seconds between opportunistic prunes (SQLite, memory)
-MAX_STATE_BYTES = 8 << 20  # a bigger state is refused (the defaults give < 1 MB; see docs/store.md)
+MAX_STATE_BYTES = 8 << 20  # a bigger state is refused (only a raised max_clusters or window can reach it)
+SESSION_BYTES_BOUND = 1_300_000  # the most a session holds with the default config (tested; docs/store.md)
 REDIS_PREFIX = "semloop:session:"
 UPDATE_RETRIES = 64  # Redis: optimistic attempts before giving up on a contended session
 

@@ -656,3 +656,31 @@ def test_a_foreign_memory_value_reads_as_absent_and_expiry_removes_foreign_sqlit
     guard = LoopGuard(embedding="hashing", store=f"memory://foreign-{tmp_path.name}", session="x")
     guard.store.save("x", {"not": "a session"})  # someone else's value under the session's key
     assert guard.record("Bash", {"command": "ls"}, "a").error is None and guard.store.load("x").steps_seen == 1
+
+
+# -- the size bound (issue 31.9) ---------------------------------------------------------------
+
+
+def test_the_fullest_session_stays_within_the_documented_bound(monkeypatch):
+    """docs/store.md: a session is at most SESSION_BYTES_BOUND bytes, whatever its length. The
+    fullest session the default config can hold (every cluster's memory full, more distinct long
+    tool names than are counted, 80+ character paths and words) stays under it, and more steps of
+    new tools and longer words do not grow it. (Before: tool counts and words were kept whole.)"""
+    import importlib.util
+
+    from semloop.store import SESSION_BYTES_BOUND
+
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))  # its `timing` helper
+    spec = importlib.util.spec_from_file_location("store_overhead", benchmarks / "store_overhead.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    guard = bench.worst_session(visits=10)
+    full = len(guard.to_bytes())
+    for i in range(600):  # new tools, and words 10x longer, forever
+        guard.record(f"tool-{i}-" + "n" * 2000, {"command": f"run-{i % 256} " + " ".join(
+            f"/x/{'w' * 900}{i}{j}.py" for j in range(70))}, " ".join(f"{'y' * 900}{i}{j}" for j in range(20)))
+    size = len(guard.to_bytes())
+    assert len(guard.state.clusters) == 256 and len(guard.state.tool_counts) <= 256
+    assert full <= SESSION_BYTES_BOUND and size <= SESSION_BYTES_BOUND, (full, size)
+    assert size <= full * 1.05, (full, size)  # bounded: new tools and longer words do not grow it
