@@ -58,6 +58,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
                                    on_skip=skipped)
     else:
         traces = list(iter_traces(args.file, args.format, args.skip_invalid, skipped))
+        if not args.no_redact:  # secret-shaped text in inputs and outputs never reaches the output
+            from .redact import redact_trace
+
+            traces = [redact_trace(trace) for trace in traces]
         if args.no_batch:  # one text embedded per step, as in a live agent (benchmarks compare the two)
             results = (scan_trace(trace, config) for trace in traces)
         else:
@@ -128,6 +132,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- semloop report (semloop/report.py) ----------------------------------------------------
 
 
+_NO_REDACT_HELP = ("show tool inputs and outputs as recorded (default: secret-shaped text, e.g. keys, tokens, "
+                   "passwords in commands and URLs, is replaced by redacted:<digest>)")
+
+
 def _add_report_parser(sub) -> None:
     p = sub.add_parser(
         "report", help="write an HTML page showing the loops in traces (timeline + heatmaps)",
@@ -144,6 +152,7 @@ def _add_report_parser(sub) -> None:
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
+    p.add_argument("--no-redact", action="store_true", help=_NO_REDACT_HELP)
     p.set_defaults(func=cmd_report)
 
 
@@ -152,7 +161,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     config = build_config(args)
     reports = build_reports(args.files, config, args.trace, args.format, args.skip_invalid,
-                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr))
+                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr),
+                            redact=not args.no_redact)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(reports, args.title, config), encoding="utf-8")
@@ -185,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="ray: scan on a Ray cluster (JSONL or Parquet; pip install 'semloop[ray]')")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: RAY_ADDRESS or a local one)")
     p.add_argument("--no-batch", action="store_true", help="embed one call at a time (slower; for comparison)")
+    p.add_argument("--no-redact", action="store_true", help=_NO_REDACT_HELP)
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces",

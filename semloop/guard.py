@@ -10,7 +10,7 @@ import numpy as np
 
 from . import features, messages, policy, signals
 from .config import Config, fail_open
-from .redact import redact_step
+from .redact import redact_step, redact_values
 from .embeddings import Embedder, load_embedder
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
@@ -179,6 +179,7 @@ class LoopGuard:
         text = features.render_value(output)
         result = features.normalize_result(text)
         exact_sig, norm_sig, skeleton_sig, values = features.call_keys(tool, tool_input)
+        values = redact_values(values)  # the call's words and preview are kept: no secret in them
         search = features.is_search(tool, values)
         error_class = features.error_class(text, is_error, search=search and not text.strip())
         sketch, size = features.result_sketch(result)

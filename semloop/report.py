@@ -499,9 +499,11 @@ def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Pa
 
 
 def build_reports(paths: Iterable[str | Path], config: Config | None = None, trace_ids: Sequence[str] = (),
-                  format: str = "auto", skip_invalid: bool = False, on_skip=None) -> list[TraceReport]:
+                  format: str = "auto", skip_invalid: bool = False, on_skip=None,
+                  redact: bool = True) -> list[TraceReport]:
     """Read every trace in `paths` (any format `semloop scan` reads), keep those in `trace_ids`
-    (all when empty), and analyse them with one shared embedder."""
+    (all when empty), and analyse them with one shared embedder. `redact`: secret-shaped text in
+    the steps is replaced first (`semloop.redact.redact_trace`), so the page never shows it."""
     from .embeddings import load_embedder
     from .traces import iter_traces
 
@@ -512,6 +514,10 @@ def build_reports(paths: Iterable[str | Path], config: Config | None = None, tra
     for path in paths:
         for trace in iter_traces(path, format, skip_invalid, on_skip):
             if not wanted or trace.id in wanted:
+                if redact:
+                    from .redact import redact_trace
+
+                    trace = redact_trace(trace)
                 reports.append(analyze_trace(trace, config, embedder, source=str(path)))
     missing = wanted - {r.id for r in reports}
     if missing:
