@@ -10,7 +10,7 @@ import numpy as np
 
 from . import features, messages, policy, signals
 from .config import Config, fail_open
-from .redact import redact_step, redact_values
+from .redact import redact_step, redact_text, redact_values
 from .embeddings import Embedder, load_embedder
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
@@ -187,7 +187,8 @@ class LoopGuard:
         is_message = features.is_message_tool(tool, cfg.message_tools)
         entities = features.entities(values)
         input_words = features.input_words(values)
-        short_words = features.short_result_words(result, size)
+        short_words = features.short_result_words(  # kept as they are: no secret in them
+            redact_text(result) if size < features.SHORT_RESULT else result, size)
         said = " ".join(values) if is_message else ""  # a message's text
         asks = features.message_asks(said)  # "" for a tool call: it says nothing
         if cfg.detector == "semantic":

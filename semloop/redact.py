@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import partial
 from typing import Any, Iterable, TypeVar
 
 _SECRET_WORD = (r"passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
@@ -116,8 +117,8 @@ def redact_text(text: str) -> str:
     text = _CANDIDATE.sub(lambda run: _TOKEN.sub(_token, run.group()), text)
     low = text.lower()
     if any(hint in low for hint in _HINTS):
-        for pattern, loose in zip(_CONTEXT, _WHOLE_WORD):
-            text = pattern.sub(lambda m, w=loose: _context(m, w), text)
+        for pattern, whole in zip(_CONTEXT, _WHOLE_WORD):
+            text = pattern.sub(partial(_context, whole_word=whole), text)
     if "://" in text:
         text = _URL_PASSWORD.sub(_context, text)
     if _MYSQL.search(text):

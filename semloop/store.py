@@ -256,7 +256,7 @@ class MemoryStore(_Store):
     def _loads(self, blob: Any) -> Any:
         import pickle
 
-        return pickle.loads(blob)  # noqa: S301 - bytes this store pickled itself, in this process
+        return pickle.loads(blob)  # bytes this store pickled itself, in this process
 
     def load(self, key: str) -> Any:
         with self._lock:

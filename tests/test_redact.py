@@ -115,6 +115,21 @@ def test_the_guard_redacts_the_corpus_in_what_it_keeps():
     assert kept == []
 
 
+def test_a_short_result_keeps_no_secret_among_its_words():
+    """The words of a short result are kept (to compare short results): a secret it prints in a
+    context (`password: ...`, a URL's password) is redacted first, like a call's."""
+    from semloop import state_format
+
+    secrets = [password(), password(), "Tk" + rand(10)]
+    guard = LoopGuard(embedding="hashing")
+    for _ in range(2):
+        guard.record("Bash", {"command": "cat .env"}, f"DB_PASSWORD={secrets[0]}")
+        guard.record("Bash", {"command": "echo $URL"}, f"postgres://app:{secrets[1]}@db/prod")
+        guard.record("Bash", {"command": "vault read x"}, f'{{"client_token": "{secrets[2]}"}}')
+    blob = state_format.dumps(guard.state).lower()
+    assert [s for s in secrets if s.lower().encode() in blob] == []
+
+
 # -- end to end: the store, the report, scan (issue 31.5) --------------------------------------
 
 ISSUE_SECRETS = {  # the eight the probe planted, with generated values
@@ -143,7 +158,7 @@ def shown(text: str, secrets) -> int:
 def test_report_and_scan_show_no_planted_secret_by_default(tmp_path):
     trace = tmp_path / "t.jsonl"
     secrets = planted_trace(trace)
-    run = lambda *a: subprocess.run([PY, "-m", "semloop", *a], capture_output=True, text=True, timeout=300)  # noqa: E731
+    run = lambda *a: subprocess.run([PY, "-m", "semloop", *a], capture_output=True, text=True, timeout=300)
     for redact in (True, False):
         flag = [] if redact else ["--no-redact"]
         out = tmp_path / f"r{redact}.html"
@@ -197,7 +212,7 @@ def test_a_forgotten_session_leaves_nothing_in_the_wal_while_connections_are_ope
     for i in range(3):
         guard.record("Bash", {"command": f"echo {marker} {i}"}, marker)
     assert reader.load("k") is not None
-    raw = lambda: b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("s.db"))  # noqa: E731
+    raw = lambda: b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("s.db"))
     assert marker.encode() in raw()
     assert store.delete("k")
     assert marker.encode() not in raw()
