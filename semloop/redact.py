@@ -51,6 +51,7 @@ _CONTEXT = [re.compile(head + _VALUE) for head in (
 _WHOLE_WORD = (False, True, True, True, True)  # only the name rule may start inside a name (PGPASSWORD)
 _EXACT_NAMES = ("pwd", "auth", "pass")  # ... but these only as whole names
 _HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "-u", "--user", "bearer", "basic")
+_CREDENTIAL = re.compile(r"[A-Z0-9+/=_]")  # in a Bearer / Basic value past its first character
 _CANDIDATE = re.compile(r"[\w+/=.-]{16,}")  # every token shape lies within such a run
 _URL_PASSWORD = re.compile(r"(?i)(?P<head>\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:)(?P<bare>[^\s@/'\"]+)(?=@)")
 _MYSQL = re.compile(r"(?i)\b(?:mysql|mariadb)")
@@ -65,9 +66,10 @@ _TOKEN = re.compile(
     r"|\bglpat-[A-Za-z0-9_-]{20,}|\bnpm_[A-Za-z0-9]{36}\b|\bpypi-[A-Za-z0-9_-]{50,}|\bhf_[A-Za-z]{30,}\b"
     r"|\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}"
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-    r"|(?<![\w/+=-])(?=[A-Za-z0-9_+=-]*\d)(?=[A-Za-z0-9_+=-]*[A-Za-z])[A-Za-z0-9_+=-]{32,}(?![\w/+=-])"
+    # a long mixed run: a value, not `name=value` whole, nor words joined by + (a URL's query)
+    r"|(?<![\w/+-])(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}={0,2}(?![\w/+-])"
     r"|(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*\d)(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[A-Z])"
-    r"(?=[A-Za-z0-9/+]*/)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+    r"(?=[A-Za-z0-9/+]*[/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _WORD = re.compile(r"(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])[A-Za-z0-9_]{16,}")
 _ID_LIKE = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")  # hex digests, UUIDs: identifiers, not secrets
 _MARK = "redacted:"
@@ -99,6 +101,8 @@ def _context(match: re.Match, whole_word: bool = False) -> str:
     value = match.group(name)
     if value.startswith((_MARK, "-")) or _NUMBER.fullmatch(value):  # already done; a flag; a number
         return match.group()
+    if match.group("head")[:1] in "bB" and not _CREDENTIAL.search(value[1:]):
+        return match.group()  # `basic economy`, `bearer token`: Bearer / Basic take a credential
     head = match.group("head").lower()
     exact = head.startswith(_EXACT_NAMES) and not head.startswith(("passw", "passphrase", "auth_key", "auth-key"))
     if (whole_word or exact) and _inside_word(match):

@@ -219,3 +219,12 @@ def test_a_forgotten_session_leaves_nothing_in_the_wal_while_connections_are_ope
     assert reader.load("k") is None
     store.close()
     reader.close()
+
+
+@pytest.mark.parametrize("text", ["Your reservation is in basic economy class.", "It is a Basic Economy ticket.",
+                                  "the bearer token is in the header", "https://www.bing.com/search?q=gyms+near+"
+                                  "Tompkins+Square+Park+within+200+meters&cvid=52B449B93BFC45F4B1B0F0E60EC4A4A4"])
+def test_words_after_basic_and_bearer_and_search_queries_are_not_secrets(text):
+    """Found on the labeled tau-bench and browser runs: `basic economy` was taken for Basic auth,
+    a search query joined by + and a hex id after `cvid=` for tokens."""
+    assert redact_text(text) == text
