@@ -1,6 +1,7 @@
 """Per-step cost of keeping a session in a store: no store vs memory:// vs SQLite vs Redis.
 
-    python benchmarks/store_overhead.py [--steps 300] [--warmup 200] [--out benchmarks/results/store.md]
+    python benchmarks/store_overhead.py [--steps 300] [--warmup 200] [--threads 16] [--thread-steps 30]
+                                        [--out benchmarks/results/store.md]
 
 One `LoopGuard` per backend records the same stream of tool calls (reads, commands, some
 repeats; the default static embedding model) as one session: `LoopGuard(session=..., store=URL)`,
@@ -10,6 +11,12 @@ i on every backend, in a shuffled order, before step i + 1), so machine noise hi
 Reported: p50 / mean per-step milliseconds, each as a ratio to the guard without a store, and the
 store's own overhead (backend minus no store) as a ratio to memory://'s. Also the stored size of
 the session, and of a worst-case session (every one of `max_clusters` clusters in use).
+
+Threads: one guard per backend shared by `--threads` threads, each recording `--thread-steps`
+steps: steps recorded (all of them, or the store lost some) and the time per step as a ratio to the
+guard without a store under the same threads. Then the two designs a multi-threaded SQLite store can have, on the raw
+store (a tiny state, so only the connection handling differs): one connection shared under a lock
+(what `SQLiteStore` does) against a connection per thread queueing on SQLite's file lock.
 
 Redis: a `redis-server` is started on a free loopback port (skipped if the binary is absent).
 """
@@ -47,6 +54,41 @@ def stream(n: int, seed: int = 0):
             yield "Bash", {"command": f"echo step {i}"}, f"step {i}"
 
 
+def worst_session(visits: int = 16, tools: int = 400, config=None):
+    """A guard whose session holds as much as the default config lets it: every one of
+    `max_clusters` clusters visited `visits` times with a new result each time (its deques full),
+    `tools` distinct 300-character tool names, 70 long paths and words per call, results that are
+    24 long facts or 300 long words. Returns the guard (its `to_bytes()` is the stored state)."""
+    import re
+
+    import numpy as np
+
+    from semloop import Config, LoopGuard
+
+    config = config or Config()
+    rng, directions = np.random.default_rng(0), {}
+
+    def embed(texts):  # one direction per cluster id named in the call: its visits join it
+        out = []
+        for text in texts:
+            c = int(re.search(r"run-(\d+)", text).group(1))
+            if c not in directions:
+                v = rng.standard_normal(256).astype(np.float32)
+                directions[c] = v / np.linalg.norm(v)
+            out.append(directions[c])
+        return np.stack(out)
+
+    guard, k = LoopGuard(config, embedder=embed), 0
+    for visit in range(visits):
+        for c in range(config.max_clusters):
+            k += 1
+            words = " ".join(f"/srv/d{c}/{'p' * 80}{visit}{j}.py w{c}x{j}{'q' * 80}" for j in range(70))
+            result = (" ".join(f"/a/{'f' * 80}{k}{j}.txt" for j in range(24)) if k % 2 else
+                      " ".join(f"r{k}y{j}{'z' * 70}" for j in range(300)))
+            guard.record(f"mcp__server_{k % tools}__" + "t" * 300, {"command": f"run-{c} " + words}, result)
+    return guard
+
+
 def start_redis(directory: str) -> tuple[subprocess.Popen, str] | None:
     binary = shutil.which("redis-server")
     if binary is None:
@@ -68,10 +110,100 @@ def start_redis(directory: str) -> tuple[subprocess.Popen, str] | None:
     return None
 
 
+def in_threads(work, threads: int) -> float:
+    """Seconds for `work(t)` run at once in threads t = 0 .. `threads` - 1."""
+    import threading
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    start = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return time.perf_counter() - start
+
+
+def threaded(url: str | None, threads: int, per_thread: int, embedder, rounds: int = 3) -> tuple[int, float, float]:
+    """(steps recorded, s for `threads` x `per_thread` steps on one shared guard, s for as many from
+    one thread): the best of `rounds` rounds, one-thread and threaded runs alternating (each on a
+    new session), so the machine's noise hits both alike."""
+    from semloop import Config, LoopGuard
+    from semloop.store import open_store
+
+    config = Config(max_warnings=10**9)  # never stopped: a stopped guard's steps cost less, and runs differ in when
+
+    def guard(session: str):
+        g = LoopGuard(config) if url is None else LoopGuard(config, store=url, session=session)
+        g.embedder = embedder
+        return g
+
+    calls = list(stream(threads * per_thread, seed=2))
+    warm = guard("warm")  # the embedder's cache holds every call text before any run is timed
+    for call in calls:
+        warm.record(*call)
+    alone, together, recorded = [], [], []
+    for r in range(rounds):
+        one = guard(f"one-{r}")
+        start = time.perf_counter()
+        for call in calls:
+            one.record(*call)
+        alone.append(time.perf_counter() - start)
+        shared = guard(f"shared-{r}")
+
+        def work(t: int, shared=shared) -> None:
+            for call in calls[t::threads]:
+                shared.record(*call)
+
+        together.append(in_threads(work, threads))
+        state = shared.state if url is None else open_store(url).load(f"shared-{r}")
+        recorded.append(0 if state is None else state.steps_seen)
+    return min(recorded), min(together), min(alone)
+
+
+def connection_designs(directory: str, threads: int, per_thread: int) -> dict[str, float]:
+    """Microseconds per update, `threads` threads on one store object: shared connection vs one per thread."""
+    import threading
+
+    from semloop.store import SQLiteStore
+
+    class PerThread(SQLiteStore):  # the alternative: a connection per thread, no lock of the store's
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._local = threading.local()
+
+        def connect(self):
+            if getattr(self._local, "conn", None) is None:
+                self._local.conn = self._open()
+            return self._local.conn
+
+        def _recovering(self, op):
+            return op(self.connect())
+
+    def bump(state):
+        state = state or {"n": 0}
+        state["n"] += 1
+        return state
+
+    out = {}
+    for name, cls in (("one connection, store lock", SQLiteStore), ("connection per thread", PerThread)):
+        store = cls(os.path.join(directory, f"{cls.__name__}.sqlite3"))
+
+        def work(_t: int) -> None:
+            for _ in range(per_thread):
+                store.update("k", bump)
+
+        elapsed = in_threads(work, threads)
+        assert store.load("k")["n"] == threads * per_thread, name
+        out[name] = elapsed / (threads * per_thread) * 1e6
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--thread-steps", type=int, default=30, help="steps per thread in the threads section")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "store.md"))
     args = parser.parse_args()
 
@@ -135,6 +267,10 @@ def main() -> int:
             worst.record("Bash", {"command": f"unrelated-{i} " + " ".join(f"w{i}x{j}" for j in range(8))},
                          " ".join(f"r{i}y{j}" for j in range(200)))
         worst_size = len(worst.to_bytes())
+        fullest = len(worst_session().to_bytes())
+        threads = {name: threaded(url, args.threads,
+                                  args.thread_steps, embedder) for name, url in backends.items()}
+        designs = connection_designs(tmp, args.threads, 200)
         worst_clusters = len(worst.state.clusters)
     finally:
         if redis is not None:
@@ -155,7 +291,9 @@ def main() -> int:
         "save of the session through the store (what a fleet worker or a hook process does per tool call).",
         f"Session state after {args.warmup + args.steps} steps: "
         + ", ".join(f"{k} {v / 1024:.1f} KB" for k, v in sizes.items()) + ".",
-        f"Worst case (all {worst_clusters} clusters in use, full windows): {worst_size / 1024:.0f} KB per session.",
+        f"All {worst_clusters} clusters in use, one call each: {worst_size / 1024:.0f} KB per session; "
+        f"the fullest session the default config can hold (`worst_session`: every cluster's memory full, "
+        f"400 long tool names, long words and facts): {fullest / 1024:.0f} KB ({fullest:,} bytes).",
         "",
         "| backend | min ms/step | p50 ms/step | mean ms/step | p50 vs no store | store overhead vs memory:// (p50) |",
         "|---|---:|---:|---:|---:|---:|",
@@ -170,7 +308,22 @@ def main() -> int:
     fmt_min, pick_min = min(codec_ms["state_format"]), min(codec_ms["pickle"])
     lines += ["", f"Encode + decode of that state, interleaved: data-only format p50 {fmt:.2f} ms (min {fmt_min:.2f}), "
                   f"pickle p50 {pick:.2f} ms (min {pick_min:.2f}) — {fmt_min / pick_min:.1f}× pickle's time at the "
-                  f"minimum. Pickle is no longer used: loading it runs code."]
+                  f"minimum. Pickle never goes to disk or Redis (loading foreign pickle runs code); memory:// keeps "
+                  f"its own pickle bytes, which never leave the process."]
+    total = args.threads * args.thread_steps
+    lines += ["", f"## {args.threads} threads, one shared guard ({args.threads} x {args.thread_steps} steps, "
+              "best of 3 rounds)", "",
+              "| backend | steps recorded | ms/step, 16 threads | vs no store, 16 threads | ms/step, one thread |",
+              "|---|---:|---:|---:|---:|"]
+    free = threads["no store"][1]
+    for name, (recorded, together, alone) in threads.items():
+        lines.append(f"| {name} | {recorded}/{total} | {together / total * 1000:.2f} | {together / free:.2f}× | "
+                     f"{alone / total * 1000:.2f} |")
+    lines += ["", "(The one-thread run records the same calls in order, the threads in the order they take the "
+              "guard's lock; detection's cost depends on that order, so compare backends within a column.)"]
+    shared_us = designs["one connection, store lock"]
+    lines += ["", f"SQLite store object used by {args.threads} threads (200 updates each, tiny state): "
+              + ", ".join(f"{k} {v:.0f} µs/update ({v / shared_us:.2f}×)" for k, v in designs.items()) + "."]
     if redis is None:
         lines.append("\nredis-server not installed: Redis not measured.")
     write_page(args.out, lines)

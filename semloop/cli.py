@@ -112,6 +112,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
             from .embeddings import load_embedder
 
             load_embedder(config.embedding, config.model_path)  # a missing backend is an error, not "no loop"
+        if not args.no_redact:  # secret-shaped text in inputs and outputs never reaches the output
+            from .redact import redact_trace
+
+            traces = [redact_trace(trace) for trace in traces]
         if args.no_batch:  # one text embedded per step, as in a live agent (benchmarks compare the two)
             results = (scan_trace(trace, config) for trace in traces)
         else:
@@ -189,6 +193,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- semloop report (semloop/report.py) ----------------------------------------------------
 
 
+_NO_REDACT_HELP = ("show tool inputs and outputs as recorded (default: secret-shaped text, e.g. keys, tokens, "
+                   "passwords in commands and URLs, is replaced by redacted:<digest>)")
+
+
 def _add_report_parser(sub) -> None:
     p = sub.add_parser(
         "report", help="write an HTML page showing the loops in traces (timeline + heatmaps)",
@@ -209,6 +217,7 @@ def _add_report_parser(sub) -> None:
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
     p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
     p.add_argument("--per-agent", action="store_true", help=_PER_AGENT_HELP)
+    p.add_argument("--no-redact", action="store_true", help=_NO_REDACT_HELP)
     p.set_defaults(func=cmd_report)
 
 
@@ -224,7 +233,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         pyplot()  # a missing matplotlib is an error before the work, not after it
     reports = build_reports(expand_paths(args.files), config, args.trace, args.format, args.skip_invalid,
-                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr), args.per_agent)
+                            lambda error: print(f"semloop: skipped: {error}", file=sys.stderr), args.per_agent,
+                            redact=not args.no_redact)
     make_parents(out.parent)
     out.write_text(render_html(reports, args.title, config), encoding="utf-8")
     flagged = sum(bool(r.events) for r in reports)
@@ -262,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help=f"ray: scan on a Ray cluster (JSONL or Parquet; {install_hint('ray')})")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: RAY_ADDRESS or a local one)")
     p.add_argument("--no-batch", action="store_true", help="embed one call at a time (slower; for comparison)")
+    p.add_argument("--no-redact", action="store_true", help=_NO_REDACT_HELP)
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("demo", help="exact vs semantic on the bundled example traces",

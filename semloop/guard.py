@@ -10,7 +10,7 @@ import numpy as np
 
 from . import features, hints, messages, policy, signals
 from .config import Config, fail_open
-from .redact import redact_text, redact_words
+from .redact import redact_step, redact_text, redact_values
 from .embeddings import Embedder, load_embedder
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
@@ -182,6 +182,7 @@ class LoopGuard:
         text = features.render_value(output)
         result = features.normalize_result(text)
         exact_sig, norm_sig, skeleton_sig, values = features.call_keys(tool, tool_input)
+        values = redact_values(values)  # the call's words and preview are kept: no secret in them
         search = features.is_search(tool, values)
         error_class = features.error_class(text, is_error, search=search and not text.strip())
         sketch, size = features.result_sketch(result)
@@ -189,7 +190,8 @@ class LoopGuard:
         is_message = features.is_message_tool(tool, cfg.message_tools)
         entities = features.entities(values)
         input_words = features.input_words(values)
-        short_words = features.short_result_words(result, size)
+        short_words = features.short_result_words(  # kept as they are: no secret in them
+            redact_text(result) if size < features.SHORT_RESULT else result, size)
         said = " ".join(values) if is_message else ""  # a message's text
         asks = features.message_asks(said)  # "" for a tool call: it says nothing
         if cfg.detector == "semantic":
@@ -265,7 +267,9 @@ class LoopGuard:
 
         state.window.append(step)
         state.steps_seen += 1
-        state.tool_counts[step.tool] += 1
+        state.tool_counts[step.tool] = state.tool_counts.pop(step.tool, 0) + 1  # last used last
+        if len(state.tool_counts) > _MAX_FLAGGED:  # as many tools as flags: the least recently used goes
+            del state.tool_counts[next(iter(state.tool_counts))]
         if found:
             state.flagged_sigs.pop(step.norm_sig, None)  # re-insert: the oldest flag is dropped first
             state.flagged_sigs[step.norm_sig] = step.index
@@ -317,15 +321,10 @@ def _is_store_error(exc: Exception) -> bool:
 
 
 def _redacted(step: StepRecord) -> StepRecord:
-    """The step with secret-shaped text in its readable fields replaced by digests (equality, all
-    detection needs of them, is kept: the same secret gives the same digest)."""
-    step.call_preview = redact_text(step.call_preview)
-    step.entities = redact_words(step.entities)
-    step.programs = redact_words(step.programs)
-    step.input_words = redact_words(step.input_words)
-    step.plain_words = redact_words(step.plain_words)
-    step.short_words = redact_words(step.short_words)
-    step.result_excerpt = redact_text(step.result_excerpt)  # (hints.result_excerpt redacted it already)
+    """The step fit to keep (`semloop.redact.redact_step`: secrets out, words bounded), its result
+    excerpt redacted too (`hints.result_excerpt` redacted it already)."""
+    step = redact_step(step)
+    step.result_excerpt = redact_text(step.result_excerpt)
     return step
 
 

@@ -507,9 +507,10 @@ def write_pngs(reports: Sequence[TraceReport], directory: str | Path) -> list[Pa
 
 def build_reports(paths: Iterable[str | Path], config: Config | None = None, trace_ids: Sequence[str] = (),
                   format: str = "auto", skip_invalid: bool = False, on_skip=None,
-                  per_agent: bool = False) -> list[TraceReport]:
+                  per_agent: bool = False, redact: bool = True) -> list[TraceReport]:
     """Read every trace in `paths` (any format `semloop scan` reads), keep those in `trace_ids`
-    (all when empty), and analyse them with one shared embedder."""
+    (all when empty), and analyse them with one shared embedder. `redact`: secret-shaped text in
+    the steps is replaced first (`semloop.redact.redact_trace`), so the page never shows it."""
     from .embeddings import load_embedder
     from .traces import iter_traces
 
@@ -519,6 +520,10 @@ def build_reports(paths: Iterable[str | Path], config: Config | None = None, tra
     traces = [(trace, path) for path in paths for trace in iter_traces(path, format, skip_invalid, on_skip, per_agent)
               if not wanted or trace.id in wanted]  # every input read (and checked) before any work
     missing = wanted - {trace.id for trace, _ in traces}
+    if redact:
+        from .redact import redact_trace
+
+        traces = [(redact_trace(trace), path) for trace, path in traces]
     if missing:
         raise ValueError(f"no trace with id {', '.join(sorted(map(repr, missing)))} in {', '.join(map(str, paths))}")
     embedder = load_embedder(config.embedding, config.model_path) if config.detector == "semantic" else None

@@ -15,8 +15,10 @@ from typing import Any
 
 def summary(key: str, state: Any, info: Any = None) -> dict[str, Any]:
     """A stored session as plain JSON-able data: what it holds, never the raw state."""
+    from .state import SessionState
+
     out: dict[str, Any] = {"session": key}
-    if state is None:
+    if not isinstance(state, SessionState):  # absent, or data of another program under this key
         out.update({"steps": 0, "readable": False})
     else:
         window = list(state.window)
@@ -78,9 +80,13 @@ def cmd_sessions(args: Any) -> int:
                       f"{row.get('last_signal') or '-':12} {_age(row['updated'])}")
             return 0
 
+        from .state import SessionState
+
         key = args.session
         info = next((i for i in store.list() if i.key == key), None) if args.action == "show" else None
         state = store.load(key)
+        if not isinstance(state, SessionState):
+            state = None  # absent, or not a semloop session: nothing to show or lift
         if args.action == "show":
             if state is None:
                 print(f"semloop: no session {key!r} in {display_url(store.url)}", file=sys.stderr)
@@ -108,7 +114,7 @@ def cmd_sessions(args: Any) -> int:
             return 1
 
         def lift(current: Any) -> Any:
-            if current is None:
+            if not isinstance(current, SessionState):
                 return None
             current.resume()
             return current

@@ -39,7 +39,8 @@ from .messages import install_hint
 DEFAULT_FILENAME = "state.sqlite3"
 DEFAULT_TTL = 7 * 86400.0  # seconds a session is kept after its last write
 PRUNE_EVERY = 3600.0  # seconds between opportunistic prunes (SQLite, memory)
-MAX_STATE_BYTES = 8 << 20  # a bigger state is refused (the defaults give < 1 MB; see docs/store.md)
+MAX_STATE_BYTES = 8 << 20  # a bigger state is refused (only a raised max_clusters or window can reach it)
+SESSION_BYTES_BOUND = 1_300_000  # the most a session holds with the default config (tested; docs/store.md)
 REDIS_PREFIX = "semloop:session:"
 UPDATE_RETRIES = 64  # Redis: optimistic attempts before giving up on a contended session
 
@@ -135,24 +136,55 @@ class _Store:
     version = ""
     ttl = DEFAULT_TTL
 
-    def _encode(self, state: Any) -> bytes:
+    def _dumps(self, state: Any) -> bytes:
         from .state_format import dumps
 
-        blob = dumps(state)
+        return dumps(state)
+
+    def _loads(self, blob: Any) -> Any:
+        from .state_format import StateFormatError, loads
+
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise TypeError(f"the state is {type(blob).__name__}, not bytes")
+        try:
+            return loads(bytes(blob))
+        except StateFormatError:
+            return None  # another format or a foreign blob: the session starts over, as documented
+
+    def _encode(self, state: Any) -> bytes:
+        blob = self._dumps(state)
         if len(blob) > MAX_STATE_BYTES:
             raise StoreError(f"state of {len(blob)} bytes exceeds the {MAX_STATE_BYTES}-byte limit")
         return blob
 
-    def _decode(self, version: Any, updated: float, blob: Any) -> Any:
-        """The stored state, or None: absent, expired, another version, or not data we can read."""
-        if blob is None or version != self.version or updated < time.time() - self.ttl:
+    def _decode(self, key: str, row: Any) -> Any:
+        """The stored state of `row` (version, updated, state), or None: absent, expired, another
+        version, or not data we can read. An entry that is not semloop's (an `updated` that is no
+        time, a state that is no bytes) reads as absent too, and is said once: the session's next
+        write replaces it."""
+        if row is None:
             return None
-        from .state_format import StateFormatError, loads
-
+        version, updated, blob = row
+        when = _when(updated)
+        if when is None:
+            self._foreign(key, f"its 'updated' is {_short(updated)}")
+            return None
+        if blob is None or version != self.version or when < time.time() - self.ttl:
+            return None
         try:
-            return loads(blob)
-        except StateFormatError:
+            return self._loads(blob)
+        except Exception as exc:
+            self._foreign(key, f"its state cannot be read: {_short(exc)}")
             return None
+
+    def _foreign(self, key: str, why: str) -> None:
+        """Say once per store and session that an entry is not semloop's and is skipped."""
+        with _REPORTED_LOCK:
+            if (self.url, key) in _REPORTED:
+                return
+            _REPORTED.add((self.url, key))
+        print(f"semloop: session {key!r} in {display_url(self.url)} is not a semloop session ({why}); "
+              f"skipped: its next step replaces it", file=sys.stderr)
 
     def save(self, key: str, state: Any) -> None:
         self.update(key, lambda _old: state)
@@ -176,6 +208,28 @@ class _Store:
         return f"{type(self).__name__}({self.url!r})"
 
 
+_REPORTED: set[tuple[str, str]] = set()  # (store URL, session) already said to be foreign
+_REPORTED_LOCK = threading.Lock()
+
+
+def _when(updated: Any) -> float | None:
+    """`updated` as epoch seconds, or None when it is not a finite number (a foreign entry)."""
+    import math
+
+    if isinstance(updated, (bytes, bytearray)):
+        updated = updated.decode("ascii", errors="replace")
+    try:
+        when = float(updated)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return when if math.isfinite(when) else None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 # -- memory -------------------------------------------------------------------------------------
 
 _MEMORY: dict[str, "MemoryStore"] = {}
@@ -183,8 +237,12 @@ _MEMORY_LOCK = threading.Lock()
 
 
 class MemoryStore(_Store):
-    """Sessions in this process (one shared store per `memory://` URL). Kept encoded, like the
-    other stores, so a state read back is a copy and behaves exactly as one read from disk."""
+    """Sessions in this process (one shared store per `memory://` URL). Kept as bytes, like the
+    other stores, so a state read back is a copy that behaves as one read from disk. The bytes
+    are pickle's, not `state_format`'s: they never leave this process and only ever come from this
+    store's own `pickle.dumps`, so nothing foreign is unpickled, and a copy costs less than half
+    as much (the data-only codec round trip is most of a step's cost on a session with many
+    clusters; benchmarks/store_overhead.py)."""
 
     def __init__(self, url: str = "memory://", *, version: str = "", ttl: float = DEFAULT_TTL):
         self.url, self.version, self.ttl = url, version, float(ttl)
@@ -192,15 +250,24 @@ class MemoryStore(_Store):
         self._lock = threading.RLock()
         self._last_prune = time.time()
 
+    def _dumps(self, state: Any) -> bytes:
+        import pickle
+
+        return pickle.dumps(state, protocol=4)  # 5 would keep read-only arrays read-only; disk gives writable ones
+
+    def _loads(self, blob: Any) -> Any:
+        import pickle
+
+        return pickle.loads(blob)  # bytes this store pickled itself, in this process
+
     def load(self, key: str) -> Any:
         with self._lock:
             row = self._rows.get(key)
-        return None if row is None else self._decode(*row)
+        return self._decode(key, row)
 
     def update(self, key: str, fn: Updater) -> Any:
         with self._lock:
-            row = self._rows.get(key)
-            new = fn(None if row is None else self._decode(*row))
+            new = fn(self._decode(key, self._rows.get(key)))
             if new is not None:
                 now = time.time()
                 self._rows[key] = (self.version, now, self._encode(new))
@@ -239,6 +306,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value REAL NOT NULL);
 """
+# expired, or an `updated` that is no time (a foreign row would otherwise never expire)
+_EXPIRED = "DELETE FROM sessions WHERE updated < ? OR typeof(updated) NOT IN ('integer', 'real')"
 _CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
@@ -318,19 +387,28 @@ class SQLiteStore(_Store):
         self.ttl = float(ttl_days) * 86400.0 if ttl_days is not None else float(ttl)
         self.timeout = float(timeout)
         self._conn: Any = None
+        self._pid = os.getpid()
+        # one connection for every thread of this process (check_same_thread=False), each use of it
+        # under this lock: a statement or a whole transaction at a time. Threads of one process
+        # queue here in microseconds instead of on SQLite's file lock (its busy wait sleeps ms).
+        self._lock = threading.RLock()
 
     # -- connection --------------------------------------------------------------------------
 
     def connect(self) -> Any:
-        if self._conn is None:
-            try:
-                self._conn = self._open()
-            except Exception as exc:
-                if not _is_corrupt(exc):
-                    raise
-                self._quarantine(exc)
-                self._conn = self._open()
-        return self._conn
+        with self._lock:
+            if self._conn is not None and self._pid != os.getpid():
+                self._conn = None  # inherited through fork: never used here (SQLite forbids it); reopen
+            if self._conn is None:
+                self._pid = os.getpid()
+                try:
+                    self._conn = self._open()
+                except Exception as exc:
+                    if not _is_corrupt(exc):
+                        raise
+                    self._quarantine(exc)
+                    self._conn = self._open()
+            return self._conn
 
     def _open(self) -> Any:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -345,7 +423,7 @@ class SQLiteStore(_Store):
                 pass
         import sqlite3
 
-        conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+        conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             conn.execute("PRAGMA secure_delete = ON")  # deleted states are overwritten, not left in free pages
@@ -392,21 +470,34 @@ class SQLiteStore(_Store):
               f"started a fresh one", file=sys.stderr)
 
     def _recovering(self, op: Callable[[Any], Any]) -> Any:
-        """Run `op(conn)`; on a corrupt database, quarantine it and run `op` once more."""
-        try:
-            return op(self.connect())
-        except Exception as exc:
-            if not _is_corrupt(exc):
-                raise
-            self._quarantine(exc)
-            return op(self.connect())
+        """Run `op(conn)` under the store's lock; on a corrupt database, quarantine it and run
+        `op` once more."""
+        with self._lock:
+            try:
+                return op(self.connect())
+            except Exception as exc:
+                if not _is_corrupt(exc):
+                    raise
+                self._quarantine(exc)
+                return op(self.connect())
 
     def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    if self._pid == os.getpid():
+                        self._conn.close()
+                finally:
+                    self._conn = None
+
+    def __getstate__(self) -> dict:  # a pickled store reopens its file: no connection, a new lock
+        data = self.__dict__.copy()
+        data["_conn"], data["_lock"] = None, None
+        return data
+
+    def __setstate__(self, data: dict) -> None:
+        self.__dict__.update(data)
+        self._lock = threading.RLock()
 
     # -- access ------------------------------------------------------------------------------
 
@@ -414,7 +505,7 @@ class SQLiteStore(_Store):
         """The saved state for `key`, or None. A plain read: never waits for writers (WAL)."""
         row = self._recovering(lambda conn: conn.execute(
             "SELECT version, updated, state FROM sessions WHERE key = ?", (key,)).fetchone())
-        return None if row is None else self._decode(*row)
+        return self._decode(key, row)
 
     def update(self, key: str, fn: Updater) -> Any:
         return self._recovering(lambda conn: self._update(conn, key, fn))
@@ -422,7 +513,7 @@ class SQLiteStore(_Store):
     def _update(self, conn: Any, key: str, fn: Updater) -> Any:
         with self._immediate(conn):
             row = conn.execute("SELECT version, updated, state FROM sessions WHERE key = ?", (key,)).fetchone()
-            new = fn(None if row is None else self._decode(*row))
+            new = fn(self._decode(key, row))
             if new is not None:
                 now = time.time()
                 conn.execute("INSERT OR REPLACE INTO sessions (key, version, updated, state) VALUES (?, ?, ?, ?)",
@@ -434,10 +525,9 @@ class SQLiteStore(_Store):
     def transaction(self, key: str) -> Iterator["Transaction"]:
         """Load → (caller mutates `txn.state`) → save, atomically with respect to other processes.
         Kept for callers written against the SQLite store; new code uses `update`."""
-        conn = self.connect()
-        with self._immediate(conn):
+        with self._lock, self._immediate(self.connect()) as conn:
             row = conn.execute("SELECT version, updated, state FROM sessions WHERE key = ?", (key,)).fetchone()
-            txn = Transaction(key, None if row is None else self._decode(*row))
+            txn = Transaction(key, self._decode(key, row))
             yield txn
             if txn._save and txn.state is not None:
                 now = time.time()
@@ -446,10 +536,10 @@ class SQLiteStore(_Store):
                 self._maybe_prune(conn, now)
 
     @contextmanager
-    def _immediate(self, conn: Any) -> Iterator[None]:
+    def _immediate(self, conn: Any) -> Iterator[Any]:
         conn.execute("BEGIN IMMEDIATE")  # takes the write lock now: concurrent writers queue here
         try:
-            yield
+            yield conn
             conn.execute("COMMIT")
         except BaseException:
             # a failed COMMIT may already have rolled back: roll back only a live transaction, so
@@ -462,24 +552,48 @@ class SQLiteStore(_Store):
             raise
 
     def delete(self, key: str) -> bool:
-        return self._recovering(lambda conn: conn.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0)
+        return self._recovering(lambda conn: self._scrub(conn, conn.execute(
+            "DELETE FROM sessions WHERE key = ?", (key,)).rowcount))
 
     def expire(self, older_than: float | None = None) -> int:
         """Delete sessions not written for `older_than` seconds (default: the TTL). Returns count."""
         cutoff = time.time() - (self.ttl if older_than is None else older_than)
-        return self._recovering(lambda conn: conn.execute("DELETE FROM sessions WHERE updated < ?",
-                                                          (cutoff,)).rowcount)
+        return self._recovering(lambda conn: self._scrub(conn, conn.execute(_EXPIRED, (cutoff,)).rowcount))
+
+    def _scrub(self, conn: Any, deleted: int) -> int:
+        """After a delete: copy the WAL into the file and empty it (`wal_checkpoint(TRUNCATE)`), so
+        the deleted states, overwritten in the file by `secure_delete`, do not live on in the WAL's
+        earlier frames for as long as any connection stays open. Deletes are rare (a forgotten or
+        expired session), so this costs nothing per step; a checkpoint another connection holds up
+        is left to SQLite's next one."""
+        if deleted:
+            import sqlite3
+
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.OperationalError:  # pragma: no cover - busy: the next checkpoint does it
+                pass
+        return deleted
 
     def list(self) -> list[SessionInfo]:
         rows = self._recovering(lambda conn: conn.execute(
-            "SELECT key, updated, length(state) FROM sessions ORDER BY updated").fetchall())
-        return [SessionInfo(k, u, n) for k, u, n in rows]
+            "SELECT key, updated, length(state) FROM sessions").fetchall())
+        out = []
+        for key, updated, size in rows:
+            when = _when(updated)
+            if not isinstance(key, str):
+                continue  # no session of semloop's (keys are text): nothing to name or replace
+            if when is None:
+                self._foreign(key, f"its 'updated' is {_short(updated)}")
+                continue
+            out.append(SessionInfo(key, when, int(size or 0)))
+        return sorted(out, key=lambda info: info.updated)
 
     def _maybe_prune(self, conn: Any, now: float) -> None:
         row = conn.execute("SELECT value FROM meta WHERE name = 'last_prune'").fetchone()
         if row is not None and now - row[0] < PRUNE_EVERY:
             return
-        conn.execute("DELETE FROM sessions WHERE updated < ?", (now - self.ttl,))
+        conn.execute(_EXPIRED, (now - self.ttl,))
         conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('last_prune', ?)", (now,))
 
 
@@ -530,19 +644,28 @@ class RedisStore(_Store):
     def _errors(self) -> tuple[type[BaseException], ...]:
         return (self._redis.ConnectionError, self._redis.TimeoutError)
 
-    def _row(self, values: list) -> tuple[Any, float, Any] | None:
+    def _row(self, values: list) -> tuple[Any, Any, Any] | None:
         version, updated, blob = values
         if blob is None:
             return None
         version = version.decode("utf-8", errors="replace") if version is not None else None
-        return version, float(updated or 0), blob
+        return version, updated, blob
+
+    def _wrong_type(self, exc: BaseException) -> bool:
+        """The key holds no hash (a string, a list... someone else's value under our prefix)."""
+        return isinstance(exc, self._redis.ResponseError) and str(exc).startswith("WRONGTYPE")
 
     def load(self, key: str) -> Any:
         try:
             row = self._row(self.client.hmget(self._key(key), "version", "updated", "state"))
         except self._errors() as exc:
             raise StoreError(f"redis store {self._where()} unavailable: {exc}") from exc
-        return None if row is None else self._decode(*row)
+        except self._redis.ResponseError as exc:
+            if not self._wrong_type(exc):
+                raise
+            self._foreign(key, "the key holds no hash")
+            return None
+        return self._decode(key, row)
 
     def update(self, key: str, fn: Updater) -> Any:
         name = self._key(key)
@@ -551,13 +674,21 @@ class RedisStore(_Store):
                 for _ in range(UPDATE_RETRIES):
                     try:
                         pipe.watch(name)
-                        row = self._row(pipe.hmget(name, "version", "updated", "state"))
-                        new = fn(None if row is None else self._decode(*row))
+                        try:
+                            row, foreign = self._row(pipe.hmget(name, "version", "updated", "state")), False
+                        except self._redis.ResponseError as exc:
+                            if not self._wrong_type(exc):
+                                raise
+                            self._foreign(key, "the key holds no hash")
+                            row, foreign = None, True
+                        new = fn(self._decode(key, row))
                         if new is None:
                             pipe.unwatch()
                             return None
                         blob = self._encode(new)
                         pipe.multi()
+                        if foreign:
+                            pipe.delete(name)  # replaced by the session's state
                         pipe.hset(name, mapping={"version": self.version, "updated": repr(time.time()),
                                                  "state": blob})
                         pipe.expire(name, max(1, int(self.ttl)))
@@ -589,10 +720,21 @@ class RedisStore(_Store):
         out = []
         try:
             for name in self.client.scan_iter(match=self.prefix + "*", count=500):
-                updated, size = self.client.hget(name, "updated"), self.client.hstrlen(name, "state")
-                if updated is not None:
-                    out.append(SessionInfo(name.decode("utf-8", errors="replace")[len(self.prefix):],
-                                           float(updated), int(size)))
+                key = name.decode("utf-8", errors="replace")[len(self.prefix):]
+                try:
+                    updated, size = self.client.hget(name, "updated"), self.client.hstrlen(name, "state")
+                except self._redis.ResponseError as exc:
+                    if not self._wrong_type(exc):
+                        raise
+                    self._foreign(key, "the key holds no hash")
+                    continue
+                if updated is None:
+                    continue
+                when = _when(updated)
+                if when is None:
+                    self._foreign(key, f"its 'updated' is {_short(updated)}")
+                    continue
+                out.append(SessionInfo(key, when, int(size)))
         except self._errors() as exc:
             raise StoreError(f"redis store {self._where()} unavailable: {exc}") from exc
         return sorted(out, key=lambda info: info.updated)

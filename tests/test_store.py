@@ -11,6 +11,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter, OrderedDict, deque
 from pathlib import Path
 
@@ -302,31 +303,86 @@ def test_a_store_that_is_down_fails_open():
 # -- threads (issue 8.5) -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("with_store", [False, True])
-def test_one_guard_shared_by_8_threads_counts_every_step_once(with_store):
-    guard = LoopGuard(embedding="hashing", **({"store": "memory://threads", "session": "t"} if with_store else {}))
+def _store_url(kind, tmp_path, redis_server=None):
+    return {"none": None, "memory": f"memory://threads-{tmp_path.name}",
+            "sqlite": f"sqlite://{tmp_path}/threads.sqlite3",
+            "redis": None if redis_server is None else redis_server.url}[kind]
+
+
+@pytest.mark.parametrize("kind", ["none", "memory", "sqlite", "redis"])
+def test_one_guard_shared_by_16_threads_counts_every_step_once(kind, tmp_path, request):
+    """One guard, 16 threads x 500 `record` + `check`: every step recorded once, in the store too.
+    (A SQLite connection used to be usable only by the thread that opened it: 0 of 8000 recorded,
+    every step failing open on `ProgrammingError`.)"""
+    server = request.getfixturevalue("redis_server") if kind == "redis" else None
+    url = _store_url(kind, tmp_path, server)
+    guard = LoopGuard(embedding="hashing", **({"store": url, "session": "t"} if url else {}))
     seen, errors = [], []
     lock = threading.Lock()
 
     def worker(n):
-        for i in range(600):
+        for i in range(500):
             call = ("Bash", {"command": f"echo {n} {i % 7}"}, f"{n} {i % 7}") if i % 3 else \
                    ("Read", {"file_path": f"src/{n}.py"}, "x = 1\n" * 5)
             v = guard.record(*call)
-            guard.check(*call[:2])
-            if v.error is not None:
-                errors.append(v.error)
+            c = guard.check(*call[:2]) if i % 10 == 0 else v
             with lock:
+                errors.extend(e for e in (v.error, c.error) if e is not None)
                 seen.append(v.step)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(16)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert errors == []
-    assert sorted(seen) == list(range(4800))  # every step counted exactly once
-    assert (open_store("memory://threads").load("t") if with_store else guard.state).steps_seen == 4800
+    assert sorted(seen) == list(range(8000))  # every step counted exactly once
+    stored = guard.state if url is None else open_store(url).load("t")
+    assert stored.steps_seen == 8000
+    if guard.store is not None:
+        guard.store.close()
+
+
+def test_sqlite_store_shared_by_threads_and_guards(tmp_path):
+    """One SQLiteStore object used by 8 threads directly (update, load, list, transaction) and
+    8 more guards with their own connections to the same file: no update lost."""
+    store = SQLiteStore(tmp_path / "s.sqlite3")
+    others = [LoopGuard(embedding="hashing", store=f"sqlite://{tmp_path}/s.sqlite3", session="g")
+              for _ in range(4)]
+    errors = []
+
+    def bump(state):
+        state = state or Counter()
+        state["n"] += 1
+        return state
+
+    def direct():
+        try:
+            for _ in range(150):
+                store.update("k", bump)
+                store.load("k")
+                store.list()
+                with store.transaction("k") as txn:
+                    txn.state["n"] += 1
+        except Exception as exc:  # pragma: no cover - the failure this test looks for
+            errors.append(repr(exc))
+
+    def guarded(guard):
+        for i in range(150):
+            v = guard.record("Bash", {"command": f"echo {i}"}, str(i))
+            if v.error is not None:
+                errors.append(v.error)
+
+    threads = [threading.Thread(target=direct) for _ in range(8)]
+    threads += [threading.Thread(target=guarded, args=(g,)) for g in others for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.load("k")["n"] == 8 * 150 * 2
+    assert store.load("g").steps_seen == 4 * 2 * 150
+    store.close()
 
 
 # -- SQLite robustness (issue 8.3, 8.4, 8.7) ---------------------------------------------------
@@ -532,3 +588,99 @@ def test_the_default_directory_is_made_private_and_shown_urls_hide_passwords(tmp
         open_store(db=elsewhere / "s.db").load("k")
     assert display_url("rediss://:s3cret@redis.internal:6380/0") == "rediss://***@redis.internal:6380/0"
     assert display_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+# -- foreign entries (issue 31.7) --------------------------------------------------------------
+
+
+def _plant_foreign(backend, url, tmp_path):
+    """Entries of another program (or a broken write) beside a real session: names of the bad ones."""
+    if backend == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(f"{tmp_path}/s.db")
+        conn.execute("INSERT INTO sessions VALUES ('text-updated', '', 'yesterday', x'00')")
+        conn.execute("INSERT INTO sessions VALUES ('text-state', '', ?, 'not bytes')", (time.time(),))
+        conn.commit()
+        conn.close()
+        return ["text-updated", "text-state"]
+    import redis
+
+    client = redis.Redis.from_url(url)
+    client.set("semloop:session:a-string", "hello")
+    client.rpush("semloop:session:a-list", "x")
+    client.hset("semloop:session:bad-time", mapping={"version": "", "updated": "soon", "state": b"\0"})
+    return ["a-string", "a-list", "bad-time"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_a_foreign_entry_is_skipped_said_once_and_replaced(tmp_path, backend, request):
+    url = f"sqlite://{tmp_path}/s.db" if backend == "sqlite" else request.getfixturevalue("redis_server").url
+    env = {"SEMLOOP_STORE": url}
+    LoopGuard(embedding="hashing", store=url, session="good").record("Bash", {"command": "ls"}, "a b")
+    bad = _plant_foreign(backend, url, tmp_path)
+
+    listed = _sessions(env, "list", "--json")  # the other sessions are listed: no traceback
+    err = listed.stderr.decode()
+    assert listed.returncode == 0 and "Traceback" not in err, err
+    rows = {row["session"]: row for row in map(json.loads, listed.stdout.decode().splitlines())}
+    assert rows.pop("good")["steps"] == 1
+    # a row with a time but a state that is no bytes is listed as unreadable, like another version's
+    assert rows == ({} if backend == "redis" else {"text-state": rows["text-state"]})
+    assert all(row["readable"] is False for row in rows.values())
+    for key in bad:
+        assert err.count(repr(key)) == 1, err  # said once, naming the entry
+    assert len(err.splitlines()) <= len(bad), err
+    shown = _sessions(env, "show", "good", "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["steps"] == 1 and "Traceback" not in shown.stderr.decode()
+    for key in bad:
+        missing = _sessions(env, "show", key)
+        assert missing.returncode == 1 and "Traceback" not in missing.stderr.decode()
+        assert "no session" in missing.stderr.decode()
+
+    # the session's own steps replace the foreign entry: recorded, not failing open forever
+    for key in bad:
+        guard = LoopGuard(embedding="hashing", store=url, session=key, fail_open=False)
+        verdicts = [guard.record("Bash", {"command": "make"}, "FAILED x") for _ in range(3)]
+        assert [v.error for v in verdicts] == [None] * 3 and verdicts[-1].action == "warn"
+        assert open_store(url).load(key).steps_seen == 3
+    assert sorted(json.loads(line)["session"] for line in _sessions(env, "list", "--json").stdout.decode()
+                  .splitlines()) == sorted(["good", *bad])
+
+
+def test_a_foreign_memory_value_reads_as_absent_and_expiry_removes_foreign_sqlite_rows(tmp_path):
+    store = open_store(f"sqlite://{tmp_path}/s.db")
+    store.save("ok", SessionState.new(4))
+    store.connect().execute("INSERT INTO sessions VALUES ('forever', '', 'never', x'00')")
+    assert store.expire() == 1 and [i.key for i in store.list()] == ["ok"]  # a text time never expired before
+    guard = LoopGuard(embedding="hashing", store=f"memory://foreign-{tmp_path.name}", session="x")
+    guard.store.save("x", {"not": "a session"})  # someone else's value under the session's key
+    assert guard.record("Bash", {"command": "ls"}, "a").error is None and guard.store.load("x").steps_seen == 1
+
+
+# -- the size bound (issue 31.9) ---------------------------------------------------------------
+
+
+def test_the_fullest_session_stays_within_the_documented_bound(monkeypatch):
+    """docs/store.md: a session is at most SESSION_BYTES_BOUND bytes, whatever its length. The
+    fullest session the default config can hold (every cluster's memory full, more distinct long
+    tool names than are counted, 80+ character paths and words) stays under it, and more steps of
+    new tools and longer words do not grow it. (Before: tool counts and words were kept whole.)"""
+    import importlib.util
+
+    from semloop.store import SESSION_BYTES_BOUND
+
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))  # its `timing` helper
+    spec = importlib.util.spec_from_file_location("store_overhead", benchmarks / "store_overhead.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    guard = bench.worst_session(visits=10)
+    full = len(guard.to_bytes())
+    for i in range(600):  # new tools, and words 10x longer, forever
+        guard.record(f"tool-{i}-" + "n" * 2000, {"command": f"run-{i % 256} " + " ".join(
+            f"/x/{'w' * 900}{i}{j}.py" for j in range(70))}, " ".join(f"{'y' * 900}{i}{j}" for j in range(20)))
+    size = len(guard.to_bytes())
+    assert len(guard.state.clusters) == 256 and len(guard.state.tool_counts) <= 256
+    assert full <= SESSION_BYTES_BOUND and size <= SESSION_BYTES_BOUND, (full, size)
+    assert size <= full * 1.05, (full, size)  # bounded: new tools and longer words do not grow it
