@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .config import DETECTORS, EMBEDDINGS, Config
 from .store import StoreError
@@ -195,6 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     _add_report_parser(sub)
 
+    from .integrations import claude_code, hook_cli
+
+    hook_cli.register_targets(claude_code.INSTALL_TARGETS)  # codex, copilot, cursor, openhands
     for module in _optional_cli_modules():
         module.add_cli(sub)
 

@@ -1,0 +1,377 @@
+"""One event-translation layer for the coding-agent CLIs whose hooks have Claude Code's shape:
+`semloop hook|install|uninstall codex | copilot | cursor | openhands`.
+
+Each CLI is a `Dialect` — a table of its event names, its field names and the JSON shapes of its
+answers — not a module of its own. A hook event goes through three steps:
+
+1. `to_claude_event`: the CLI's event → the Claude Code hook event it corresponds to
+   (PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit), the session keyed
+   `<target>/<session id>` so the CLIs never share state.
+2. The Claude Code hook command handles it exactly as it handles Claude Code's own events: the warm
+   hook server when it runs, else in this process (`claude_code.cmd_hook`, with its store, its
+   fail-open and its time budget).
+3. `from_claude_reply`: the answer (deny / note / stop) → the CLI's own answer shape.
+
+A dialect says what its CLI honours (docs/codex-cli.md etc. have the table per CLI): a CLI that
+cannot end a run from a hook gets the refusal of every further call instead, and the docs say so.
+
+Standard library only at import time; the hook fails open (prints the CLI's "allow", `{}`, and one
+line on stderr) on any error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MESSAGE = "\0message"  # in an answer template: replaced by semloop's text
+HOOK_TIMEOUT = 15  # seconds; what the installers write where the CLI takes a per-hook timeout
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _no_error(event: dict) -> str | None:
+    return None
+
+
+def _command_entry(command: str, event: str) -> dict:
+    return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One CLI's hook contract, as data.
+
+    `events`: the CLI's event name → the Claude Code event it is handled as. `fields`: the Claude
+    Code field → the CLI's name for it (session_id, tool_name, tool_input, tool_response, error,
+    agent_id). `answers`: "deny" (PreToolUse refuses the call), "note" (a hint beside a tool
+    result) and "stop" (the run should end) → the JSON object the CLI reads, `MESSAGE` standing for
+    semloop's text; a missing key means the CLI has no such answer and gets `{}`.
+    """
+
+    target: str
+    label: str
+    events: Mapping[str, str]
+    fields: Mapping[str, str]
+    answers: Mapping[str, Any]
+    user_file: Callable[[], Path]  # the user-scope hooks file
+    project_file: str  # the project-scope hooks file, relative to the project root
+    event_field: str = "hook_event_name"  # where the event name is ("" = the SEMLOOP_HOOK_EVENT env)
+    parse_input: Callable[[Any], Any] = _same  # e.g. a JSON string → object
+    failed: Callable[[dict], str | None] = _no_error  # error text of a failed PostToolUse call
+    response: Callable[[Any], Any] = _same  # the result that identifies the call
+    layout: str = "groups"  # "groups": event → [{matcher, hooks: [entry]}]; "flat": event → [entry]
+    entry: Callable[[str, str], dict] = _command_entry  # (command, event) → the hook entry
+    command_key: str = "command"  # the entry key that holds the command line
+    file_header: Mapping[str, Any] = field(default_factory=dict)  # keys the hooks file must have
+    tool_events: tuple[str, ...] = ("PreToolUse", "PostToolUse")  # events with a tool matcher
+    after_install: str = ""  # one line the installer prints: how the CLI picks the hooks up
+
+    @property
+    def prefix(self) -> str:
+        return self.target + "/"
+
+    def get(self, event: dict, name: str) -> Any:
+        key = self.fields.get(name)
+        return event.get(key) if key else None
+
+
+def _codex_home() -> Path:
+    base = os.environ.get("CODEX_HOME")
+    return Path(base).expanduser() if base else Path.home() / ".codex"
+
+
+# Codex CLI (openai/codex, codex-rs/hooks/schema/generated/*.command.*.schema.json). Checked with
+# the real CLI (0.171.0): a denying PreToolUse keeps the call from running and hands the reason to
+# the model; `continue: false` is *rejected* on PreToolUse (the hook counts as failed and the call
+# runs), and on PostToolUse it replaces the tool's output with `stopReason` but the turn goes on.
+# So no Codex hook answer ends a turn: the stop is kept, every further call of the session is
+# refused until the user's next prompt.
+CODEX = Dialect(
+    target="codex", label="Codex CLI",
+    events={"PreToolUse": "PreToolUse", "PostToolUse": "PostToolUse", "UserPromptSubmit": "UserPromptSubmit"},
+    fields={"session_id": "session_id", "tool_name": "tool_name", "tool_input": "tool_input",
+            "tool_response": "tool_response", "agent_id": "agent_id"},
+    answers={
+        "deny": {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                        "permissionDecisionReason": MESSAGE}},
+        "note": {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": MESSAGE}},
+        "stop": {"continue": False, "stopReason": MESSAGE},
+    },
+    user_file=lambda: _codex_home() / "hooks.json", project_file=".codex/hooks.json",
+    after_install=("Codex CLI runs a new or changed hook only once it is trusted: review and trust "
+                   "semloop's hooks with /hooks in the CLI (automation: --dangerously-bypass-hook-trust)."),
+)
+
+DIALECTS: dict[str, Dialect] = {d.target: d for d in (CODEX,)}
+
+
+# ---------------------------------------------------------------------------------------------
+# translation
+# ---------------------------------------------------------------------------------------------
+
+
+def event_name(dialect: Dialect, event: dict) -> Any:
+    if dialect.event_field:
+        return event.get(dialect.event_field)
+    return os.environ.get("SEMLOOP_HOOK_EVENT")
+
+
+def to_claude_event(dialect: Dialect, event: Any) -> dict | None:
+    """The CLI's hook event → the Claude Code hook event semloop handles, or None (not ours)."""
+    if not isinstance(event, dict):
+        raise ValueError("hook input is not a JSON object")
+    name = dialect.events.get(event_name(dialect, event))
+    if name is None:
+        return None
+    session = dialect.get(event, "session_id")
+    if not isinstance(session, str) or not session:
+        raise ValueError(f"{dialect.label} hook input has no {dialect.fields['session_id']}")
+    base: dict[str, Any] = {"session_id": dialect.prefix + session, "hook_event_name": name}
+    agent = dialect.get(event, "agent_id")
+    if isinstance(agent, str) and agent:
+        base["agent_id"] = agent
+    if name == "UserPromptSubmit":
+        return base
+    tool = dialect.get(event, "tool_name")
+    if not isinstance(tool, str) or not tool:
+        raise ValueError(f"{dialect.label} {name} hook input has no {dialect.fields['tool_name']}")
+    call = {**base, "tool_name": tool, "tool_input": dialect.parse_input(dialect.get(event, "tool_input"))}
+    if name == "PreToolUse":
+        return call
+    error = dialect.failed(event) if name == "PostToolUse" else None
+    if name == "PostToolUseFailure" or error is not None:
+        text = error if error is not None else dialect.get(event, "error")
+        return {**call, "hook_event_name": "PostToolUseFailure", "error": str(text or "tool call failed")}
+    return {**call, "tool_response": dialect.response(dialect.get(event, "tool_response"))}
+
+
+def verdict_of(reply: Any) -> tuple[str, str] | None:
+    """The Claude Code hook's answer → ("deny" | "stop" | "note", text), or None (allow)."""
+    if not isinstance(reply, dict) or not reply:
+        return None
+    specific = reply.get("hookSpecificOutput") or {}
+    if specific.get("permissionDecision") == "deny":
+        return "deny", str(specific.get("permissionDecisionReason") or reply.get("stopReason") or "")
+    if reply.get("continue") is False:
+        return "stop", str(reply.get("stopReason") or specific.get("additionalContext") or "")
+    if specific.get("additionalContext"):
+        return "note", str(specific["additionalContext"])
+    return None
+
+
+def _fill(template: Any, message: str) -> Any:
+    if template == MESSAGE:
+        return message
+    if isinstance(template, dict):
+        return {k: _fill(v, message) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_fill(v, message) for v in template]
+    return template
+
+
+def from_claude_reply(dialect: Dialect, reply: Any) -> dict:
+    """The Claude Code hook's answer → the CLI's answer (`{}`: go on as if no hook ran)."""
+    verdict = verdict_of(reply)
+    if verdict is None:
+        return {}
+    kind, message = verdict
+    template = dialect.answers.get(kind)
+    if template is None and kind == "stop":  # no way to say "stop" here: say it as a note
+        template = dialect.answers.get("note")
+    return {} if template is None else _fill(template, message)
+
+
+def handle(dialect: Dialect, stdin_text: str, args: Any) -> dict:
+    """One hook event of `dialect`'s CLI (its stdin) → the JSON object to print. May raise."""
+    from .gemini_cli import (
+        _claude_hook,  # runs the Claude Code hook command on one event
+    )
+
+    translated = to_claude_event(dialect, json.loads(stdin_text))
+    if translated is None:
+        return {}
+    return from_claude_reply(dialect, _claude_hook(translated, args))
+
+
+def cmd_hook(args: Any) -> int:
+    """`semloop hook <target>`: always exits 0; any error prints `{}` (allow) and one stderr line."""
+    try:
+        data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        out = handle(DIALECTS[args.target], data, args)
+    except Exception as exc:  # fail open, whatever happened
+        detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+        print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
+        out = {}
+    try:
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    except Exception:  # pragma: no cover - the CLI went away
+        pass
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# install / uninstall
+# ---------------------------------------------------------------------------------------------
+
+
+def is_semloop_command(dialect: Dialect, command: Any) -> bool:
+    return isinstance(command, str) and bool(
+        re.search(rf"\bsemloop\b.*\bhook\s+{re.escape(dialect.target)}(\s|$)", command))
+
+
+def hooks_path(dialect: Dialect, scope: str, cwd: str | Path | None = None) -> Path:
+    if scope == "user":
+        return dialect.user_file()
+    if scope == "project":
+        return Path(cwd or os.getcwd()) / dialect.project_file
+    raise ValueError(f"{dialect.label} hooks scope must be user or project, got {scope!r}")
+
+
+def hook_command(dialect: Dialect, config: str | None = None, db: str | None = None) -> str:
+    """The same absolute program and options as the Claude Code hook's command, our target."""
+    from .claude_code import hook_command as claude_hook_command
+
+    parts = shlex.split(claude_hook_command(config, db))
+    parts[parts.index("claude-code")] = dialect.target
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _entries(dialect: Dialect, items: list) -> list[tuple[list, int]]:
+    """(list, index) of every hook entry under one event, whatever the layout."""
+    if dialect.layout == "flat":
+        return [(items, i) for i in range(len(items))]
+    found = []
+    for item in items:
+        entries = item.get("hooks") if isinstance(item, dict) else None
+        if isinstance(entries, list):
+            found += [(entries, i) for i in range(len(entries))]
+    return found
+
+
+def _ours(dialect: Dialect, entry: Any) -> bool:
+    return isinstance(entry, dict) and is_semloop_command(dialect, entry.get(dialect.command_key))
+
+
+def add_hooks(dialect: Dialect, settings: dict, command: str) -> bool:
+    """Our entry under every event of the dialect (in place): updated if there, never duplicated;
+    other hooks are kept. Returns True if anything changed."""
+    before = json.dumps(settings, sort_keys=True)
+    for key, value in dialect.file_header.items():
+        settings.setdefault(key, value)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError("the hooks file's 'hooks' is not an object")
+    for event in dialect.events:
+        items = hooks.setdefault(event, [])
+        if not isinstance(items, list):
+            raise ValueError(f"the hooks file's 'hooks.{event}' is not a list")
+        want = dialect.entry(command, event)
+        ours = [(entries, i) for entries, i in _entries(dialect, items) if _ours(dialect, entries[i])]
+        if ours:
+            entries, i = ours[0]
+            entries[i] = want
+            continue
+        if dialect.layout == "flat":
+            items.append(want)
+        elif event in dialect.tool_events:
+            items.append({"matcher": "*", "hooks": [want]})
+        else:
+            items.append({"hooks": [want]})
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def remove_hooks(dialect: Dialect, settings: dict) -> bool:
+    """Remove every semloop entry (in place); drop groups and events left empty by that."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return False
+    changed = False
+    for event in list(hooks):
+        items = hooks[event]
+        if not isinstance(items, list):
+            continue
+        kept = []
+        for item in items:
+            if dialect.layout == "flat":
+                if _ours(dialect, item):
+                    changed = True
+                    continue
+            elif isinstance(item, dict) and isinstance(item.get("hooks"), list):
+                entries = [e for e in item["hooks"] if not _ours(dialect, e)]
+                if len(entries) != len(item["hooks"]):
+                    changed = True
+                    if not entries:
+                        continue
+                    item = {**item, "hooks": entries}
+            kept.append(item)
+        if kept:
+            hooks[event] = kept
+        elif items:
+            del hooks[event]
+    if changed and not hooks:
+        del settings["hooks"]
+    return changed
+
+
+def _path(dialect: Dialect, args: Any) -> Path:
+    if getattr(args, "settings", None):
+        return Path(args.settings).expanduser()
+    return hooks_path(dialect, getattr(args, "scope", "user"))
+
+
+def cmd_install(args: Any) -> int:
+    from .claude_code import edit_settings
+
+    dialect = DIALECTS[args.target]
+    path = _path(dialect, args)
+    command = hook_command(dialect, getattr(args, "config", None), getattr(args, "db", None))
+    changed, backup = edit_settings(path, lambda settings: add_hooks(dialect, settings, command))
+    if not changed:
+        print(f"semloop: already installed in {path}")
+        return 0
+    print(f"semloop: {dialect.label} hooks for {', '.join(dialect.events)} written to {path}")
+    print(f"  command: {command}")
+    if backup:
+        print(f"  backup:  {backup}")
+    if dialect.after_install:
+        print(f"  {dialect.after_install}")
+    return 0
+
+
+def cmd_uninstall(args: Any) -> int:
+    from .claude_code import edit_settings
+
+    dialect = DIALECTS[args.target]
+    path = _path(dialect, args)
+    changed, backup = edit_settings(path, lambda settings: remove_hooks(dialect, settings))
+    if not changed:
+        print(f"semloop: no semloop hooks in {path}")
+        return 0
+    print(f"semloop: hooks removed from {path}" + (f" (backup: {backup})" if backup else ""))
+    return 0
+
+
+def register_targets(targets: dict) -> None:
+    """Add the dialects to the `hook` / `install` / `uninstall` targets (`claude_code.INSTALL_TARGETS`)."""
+    from .claude_code import InstallTarget
+
+    for d in DIALECTS.values():
+        targets.setdefault(d.target, InstallTarget(
+            __name__, f"user ({_display(d.user_file())}) or project ({d.project_file})"))
+
+
+def _display(path: Path) -> str:
+    home = str(Path.home())
+    text = str(path)
+    return "~" + text[len(home):] if text.startswith(home + os.sep) else text

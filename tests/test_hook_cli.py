@@ -1,0 +1,161 @@
+"""The table-driven hook layer (`semloop.integrations.hook_cli`): each CLI's events and answers as
+its published schema has them, the installers, and the `semloop hook <cli>` command itself (a real
+process, in-process handling, a real SQLite store). The real Codex CLI runs in
+tests/test_codex_cli_e2e.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from semloop.integrations import hook_cli
+from semloop.integrations.hook_cli import CODEX, from_claude_reply, to_claude_event
+
+ROOT = Path(__file__).resolve().parent.parent
+SEMLOOP = [sys.executable, "-m", "semloop"]
+
+
+def _env(tmp_path: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SEMLOOP_", "CODEX_"))}
+    env.update(SEMLOOP_HOOK_SERVER="0", HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    return env
+
+
+def hook(target: str, event: dict, tmp_path: Path, env: dict | None = None) -> tuple[dict, str]:
+    proc = subprocess.run(SEMLOOP + ["hook", target, "--db", str(tmp_path / "state.sqlite3")],
+                          input=json.dumps(event), capture_output=True, text=True, env=env or _env(tmp_path),
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+# -- Codex CLI (codex-rs/hooks/schema/generated/*.command.*.schema.json) ---------------------------
+
+
+def codex_event(name: str, n: int = 0, command: str = "cat /etc/app.yaml", **extra) -> dict:
+    event = {"session_id": "s-1", "turn_id": "t-1", "transcript_path": None, "cwd": "/tmp",
+             "hook_event_name": name, "model": "gpt-5", "permission_mode": "default"}
+    if name != "UserPromptSubmit":
+        event.update(tool_name="Bash", tool_input={"command": command}, tool_use_id=f"call_{n}")
+    else:
+        event["prompt"] = "go on"
+    if name == "PostToolUse":
+        event["tool_response"] = "cat: /etc/app.yaml: Permission denied\n"
+    event.update(extra)
+    return event
+
+
+def test_codex_events_become_claude_code_events_in_their_own_session():
+    assert to_claude_event(CODEX, codex_event("PreToolUse")) == {
+        "session_id": "codex/s-1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "cat /etc/app.yaml"}}
+    post = to_claude_event(CODEX, codex_event("PostToolUse", agent_id="sub-2"))
+    assert post["tool_response"] == "cat: /etc/app.yaml: Permission denied\n"
+    assert post["agent_id"] == "sub-2" and post["hook_event_name"] == "PostToolUse"
+    assert to_claude_event(CODEX, codex_event("UserPromptSubmit"))["hook_event_name"] == "UserPromptSubmit"
+    assert to_claude_event(CODEX, {**codex_event("Stop"), "stop_hook_active": False}) is None  # not hooked
+    with pytest.raises(ValueError, match="session_id"):
+        to_claude_event(CODEX, {**codex_event("PreToolUse"), "session_id": ""})
+
+
+def test_codex_answers_use_only_what_codex_accepts():
+    deny = {"continue": False, "stopReason": "no",
+            "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": "semloop blocked this Bash call"}}
+    # Codex rejects continue/stopReason on PreToolUse (the hook then fails and the call runs): a
+    # denial must carry the decision alone
+    assert from_claude_reply(CODEX, deny) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "semloop blocked this Bash call"}}
+    note = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "[semloop] x"}}
+    assert from_claude_reply(CODEX, note) == note
+    stop = {"continue": False, "stopReason": "semloop stopped this run", "suppressOutput": False,
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "semloop stopped this run"}}
+    # suppressOutput is unsupported on Codex's PostToolUse: not passed on
+    assert from_claude_reply(CODEX, stop) == {"continue": False, "stopReason": "semloop stopped this run"}
+    assert from_claude_reply(CODEX, {}) == {}
+
+
+def test_codex_hook_notes_then_refuses_then_the_next_prompt_lifts_it(tmp_path):
+    answers = [hook("codex", codex_event("PostToolUse", n), tmp_path)[0] for n in range(4)]
+    assert answers[:2] == [{}, {}]
+    assert [a["hookSpecificOutput"]["additionalContext"].startswith("[semloop] This Bash call repeats")
+            for a in answers[2:]] == [True, True]
+    refused, _ = hook("codex", codex_event("PreToolUse", 4), tmp_path)
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny" and "continue" not in refused
+    assert refused["hookSpecificOutput"]["permissionDecisionReason"].startswith("semloop blocked this Bash call")
+    # the stop is kept: a different call is refused too, until the user's next prompt
+    other, _ = hook("codex", codex_event("PreToolUse", 5, command="ls /"), tmp_path)
+    assert other["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert hook("codex", codex_event("UserPromptSubmit"), tmp_path)[0] == {}
+    assert hook("codex", codex_event("PreToolUse", 6, command="ls /"), tmp_path)[0] == {}
+    # another Codex session knows nothing of it
+    assert hook("codex", codex_event("PreToolUse", 7, session_id="s-2"), tmp_path)[0] == {}
+
+
+def test_codex_hook_fails_open_with_one_line(tmp_path):
+    proc = subprocess.run(SEMLOOP + ["hook", "codex", "--db", str(tmp_path / "s.db")], input="{not json",
+                          capture_output=True, text=True, env=_env(tmp_path), timeout=60)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {}
+    assert proc.stderr.startswith("semloop: hook error, allowing the call:") and proc.stderr.count("\n") == 1
+    answer, err = hook("codex", {**codex_event("PreToolUse"), "tool_name": None}, tmp_path)
+    assert answer == {} and "has no tool_name" in err
+
+
+def test_codex_doc_try_it_block_runs_as_written(tmp_path):
+    page = (ROOT / "docs" / "codex-cli.md").read_text()
+    block = re.search(r"Try it without Codex CLI:\n\n```bash\n(.*?)```", page, re.DOTALL).group(1)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "semloop").write_text(f"#!/bin/sh\nexec {sys.executable} -m semloop \"$@\"\n")
+    (bindir / "semloop").chmod(0o755)
+    env = {**_env(tmp_path), "PATH": f"{bindir}:{os.environ['PATH']}"}
+    block = block.replace("/tmp/semloop-codex-demo.sqlite3", str(tmp_path / "demo.sqlite3"))
+    proc = subprocess.run(["bash", "-c", block], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert answers[:2] == [{}, {}] and "[semloop]" in answers[2]["hookSpecificOutput"]["additionalContext"]
+
+
+# -- installers -------------------------------------------------------------------------------------
+
+
+def test_codex_install_keeps_other_hooks_backs_up_and_is_idempotent(tmp_path):
+    path = tmp_path / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    theirs = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+                        "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]}}
+    path.write_text(json.dumps(theirs))
+    env = {**_env(tmp_path), "CODEX_HOME": str(tmp_path / ".codex")}
+    run = lambda *args: subprocess.run(SEMLOOP + list(args), capture_output=True, text=True, env=env, timeout=60)
+    first = run("install", "codex")
+    assert first.returncode == 0 and "trust" in first.stdout
+    assert json.loads((path.parent / "hooks.json.bak").read_text()) == theirs
+    data = json.loads(path.read_text())
+    assert data["hooks"]["Stop"] == theirs["hooks"]["Stop"]
+    assert data["hooks"]["PreToolUse"][0] == theirs["hooks"]["PreToolUse"][0]
+    ours = data["hooks"]["PreToolUse"][1]
+    assert ours["matcher"] == "*" and ours["hooks"][0]["command"].endswith("hook codex")
+    assert "matcher" not in data["hooks"]["UserPromptSubmit"][0]
+    assert run("install", "codex").stdout.startswith("semloop: already installed")
+    assert json.loads(path.read_text()) == data
+    assert run("uninstall", "codex").returncode == 0
+    assert json.loads(path.read_text()) == theirs
+    bad = run("install", "codex", "--scope", "local")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "user or project" in bad.stderr
+
+
+def test_uninstall_of_one_cli_leaves_the_other_clis_hooks(tmp_path):
+    settings: dict = {}
+    hook_cli.add_hooks(CODEX, settings, "/venv/bin/semloop hook codex")
+    settings["hooks"]["PreToolUse"][0]["hooks"].append({"type": "command", "command": "/venv/bin/semloop hook claude-code"})
+    assert hook_cli.remove_hooks(CODEX, settings)
+    assert settings == {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "/venv/bin/semloop hook claude-code"}]}]}}
+    assert not hook_cli.remove_hooks(CODEX, settings)
