@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from semloop.integrations import hook_cli
-from semloop.integrations.hook_cli import CODEX, from_claude_reply, to_claude_event
+from semloop.integrations.hook_cli import CODEX, OPENHANDS, from_claude_reply, to_claude_event
 
 ROOT = Path(__file__).resolve().parent.parent
 SEMLOOP = [sys.executable, "-m", "semloop"]
@@ -108,19 +108,56 @@ def test_codex_hook_fails_open_with_one_line(tmp_path):
     assert answer == {} and "has no tool_name" in err
 
 
-def test_codex_doc_try_it_block_runs_as_written(tmp_path):
-    page = (ROOT / "docs" / "codex-cli.md").read_text()
-    block = re.search(r"Try it without Codex CLI:\n\n```bash\n(.*?)```", page, re.DOTALL).group(1)
+def _doc_block(page: str, tmp_path: Path) -> list[dict]:
+    """Run the page's try-it-offline block as written (its demo database moved into tmp_path)."""
+    text = (ROOT / "docs" / page).read_text()
+    block = re.search(r"Try it without [^:]+:\n\n```bash\n(.*?)```", text, re.S).group(1)
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "semloop").write_text(f"#!/bin/sh\nexec {sys.executable} -m semloop \"$@\"\n")
     (bindir / "semloop").chmod(0o755)
     env = {**_env(tmp_path), "PATH": f"{bindir}:{os.environ['PATH']}"}
-    block = block.replace("/tmp/semloop-codex-demo.sqlite3", str(tmp_path / "demo.sqlite3"))
+    block = re.sub(r"/tmp/semloop-[a-z-]+\.sqlite3", str(tmp_path / "demo.sqlite3"), block)
     proc = subprocess.run(["bash", "-c", block], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_codex_doc_try_it_block_runs_as_written(tmp_path):
+    answers = _doc_block("codex-cli.md", tmp_path)
     assert answers[:2] == [{}, {}] and "[semloop]" in answers[2]["hookSpecificOutput"]["additionalContext"]
+
+
+# -- OpenHands (openhands/sdk/hooks: HookEvent in, HookResult's decision / reason out) --------------
+
+
+def openhands_event(name: str, **extra) -> dict:
+    event = {"event_type": name, "tool_name": "shell", "tool_input": {"command": "cat /etc/app.yaml", "kind": "ShellAction"},
+             "tool_response": None, "message": None, "session_id": "conv-1", "working_dir": "/tmp", "metadata": {}}
+    event.update(extra)
+    return event
+
+
+def test_openhands_events_and_answers():
+    failed = {"content": [{"type": "text", "text": "[An error occurred during execution.]\n"},
+                          {"type": "text", "text": "cat: /etc/app.yaml: No such file"}], "is_error": True, "kind": "X"}
+    event = to_claude_event(OPENHANDS, openhands_event("PostToolUse", tool_response=failed))
+    assert event["hook_event_name"] == "PostToolUseFailure" and event["session_id"] == "openhands/conv-1"
+    assert event["error"] == "[An error occurred during execution.]\n\ncat: /etc/app.yaml: No such file"
+    ok = to_claude_event(OPENHANDS, openhands_event("PostToolUse", tool_response={**failed, "is_error": False}))
+    assert ok["hook_event_name"] == "PostToolUse" and ok["tool_response"].endswith("No such file")
+    assert to_claude_event(OPENHANDS, openhands_event("UserPromptSubmit", message="go"))["hook_event_name"] == "UserPromptSubmit"
+    assert to_claude_event(OPENHANDS, openhands_event("Stop")) is None
+    deny = {"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "semloop blocked"}}
+    assert from_claude_reply(OPENHANDS, deny) == {"decision": "deny", "reason": "semloop blocked"}
+    # OpenHands does not read PostToolUse output: no note, and a stop has no answer there either
+    assert from_claude_reply(OPENHANDS, {"hookSpecificOutput": {"additionalContext": "[semloop] x"}}) == {}
+    assert from_claude_reply(OPENHANDS, {"continue": False, "stopReason": "semloop stopped"}) == {}
+
+
+def test_openhands_doc_try_it_block_runs_as_written(tmp_path):
+    answers = _doc_block("openhands.md", tmp_path)
+    assert answers[-1]["decision"] == "deny" and answers[-1]["reason"].startswith("semloop blocked this shell call")
 
 
 # -- installers -------------------------------------------------------------------------------------

@@ -112,7 +112,51 @@ CODEX = Dialect(
                    "semloop's hooks with /hooks in the CLI (automation: --dangerously-bypass-hook-trust)."),
 )
 
-DIALECTS: dict[str, Dialect] = {d.target: d for d in (CODEX,)}
+
+
+def _openhands_home() -> Path:
+    base = os.environ.get("OH_PERSISTENCE_DIR")
+    return Path(base).expanduser() if base else Path.home() / ".openhands"
+
+
+def _observation_text(observation: Any) -> Any:
+    """An OpenHands observation (`Observation.model_dump()`) → the text the model was given."""
+    if not isinstance(observation, dict):
+        return observation
+    content = observation.get("content")
+    if isinstance(content, list) and all(isinstance(c, dict) for c in content):
+        texts = [str(c.get("text")) for c in content if c.get("type") == "text"]
+        if texts:
+            return "\n".join(texts)
+    return {k: v for k, v in observation.items() if k not in ("is_error", "kind")}
+
+
+def _openhands_error(event: dict) -> str | None:
+    observation = event.get("tool_response")
+    if isinstance(observation, dict) and observation.get("is_error"):
+        text = _observation_text(observation)
+        return text if isinstance(text, str) else json.dumps(text, sort_keys=True, default=str)
+    return None
+
+
+# OpenHands SDK (`openhands-sdk`, openhands/sdk/hooks): `.openhands/hooks.json` (or
+# `~/.openhands/hooks.json`), loaded with `HookConfig.load(working_dir=...)` and given to
+# `Conversation(hook_config=...)`. The event JSON names its event `event_type`; PreToolUse stops an
+# action with `{"decision": "deny", "reason": ...}` (the reason is recorded as the action's block
+# reason). PostToolUse output is not read at all, so semloop's notes cannot reach the model there:
+# the calls are recorded, and the refusal at the limit is what the model gets.
+OPENHANDS = Dialect(
+    target="openhands", label="OpenHands",
+    events={"PreToolUse": "PreToolUse", "PostToolUse": "PostToolUse", "UserPromptSubmit": "UserPromptSubmit"},
+    event_field="event_type",
+    fields={"session_id": "session_id", "tool_name": "tool_name", "tool_input": "tool_input",
+            "tool_response": "tool_response"},
+    answers={"deny": {"decision": "deny", "reason": MESSAGE}},
+    failed=_openhands_error, response=_observation_text,
+    user_file=lambda: _openhands_home() / "hooks.json", project_file=".openhands/hooks.json",
+)
+
+DIALECTS: dict[str, Dialect] = {d.target: d for d in (CODEX, OPENHANDS)}
 
 
 # ---------------------------------------------------------------------------------------------
