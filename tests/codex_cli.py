@@ -1,7 +1,7 @@
 """Drive the real Codex CLI (`@openai/codex` from npm) against a scripted local Responses API, for
 end-to-end hook tests.
 
-`ScriptedResponses` is a stdlib HTTP server on 127.0.0.1 (free port) answering
+`ScriptedResponses` (also what tests/copilot_cli.py points the Copilot CLI at) is a stdlib HTTP server on 127.0.0.1 (free port) answering
 `POST /v1/responses` the way the OpenAI Responses API streams (SSE: `response.created`,
 `response.output_item.done` with a `function_call` or an assistant `message`, `response.completed`).
 Each request gets the next scripted call, chosen by how many `function_call_output` items its input
@@ -18,32 +18,31 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cli_run import CLIRun, run_stream_json
 from loopback import ModelAPIHandler, ScriptedModelServer, read_json, reply, reply_json
 
-REPO = Path(__file__).resolve().parent.parent
-# where .ci/run installs the pinned CLI (ignored by git)
-LOCAL_INSTALL = REPO / ".codex-cli" / "node_modules" / ".bin" / "codex"
 MODEL = "gpt-5.1-codex"
 
 
 def codex_binary() -> str | None:
     """`$SEMLOOP_CODEX_CLI`, or the CLI `.ci/run` installs under `.codex-cli/`, or None."""
-    explicit = os.environ.get("SEMLOOP_CODEX_CLI")
-    if explicit:
-        return explicit if os.access(explicit, os.X_OK) else None
-    if not shutil.which("node"):
-        return None
-    return str(LOCAL_INSTALL) if os.access(LOCAL_INSTALL, os.X_OK) else None
+    from hooked_cli import pinned_cli
+
+    return pinned_cli("SEMLOOP_CODEX_CLI", ".codex-cli", "codex")
 
 
 def shell(cmd: str) -> dict:
     """A scripted call of Codex's shell tool (`exec_command`)."""
     return {"name": "exec_command", "arguments": {"cmd": cmd}}
+
+
+def call(name: str, **arguments: Any) -> dict:
+    """A scripted call of any tool."""
+    return {"name": name, "arguments": arguments}
 
 
 def _outputs(body: dict) -> list[dict]:
@@ -79,9 +78,12 @@ class ScriptedResponses(ScriptedModelServer):
                     "content": [{"type": "output_text", "text": self.final_text}]}
         usage = {"input_tokens": 10, "input_tokens_details": None, "output_tokens": 5,
                  "output_tokens_details": None, "total_tokens": 15}
-        return [{"type": "response.created", "response": {"id": f"resp_{n}"}},
-                {"type": "response.output_item.done", "item": item},
-                {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage}}]
+        response = {"id": f"resp_{n}", "object": "response", "model": MODEL}
+        return [{"type": "response.created", "response": {**response, "status": "in_progress", "output": []}},
+                {"type": "response.output_item.added", "output_index": 0, "item": item},
+                {"type": "response.output_item.done", "output_index": 0, "item": item},
+                {"type": "response.completed",
+                 "response": {**response, "status": "completed", "output": [item], "usage": usage}}]
 
     def __enter__(self) -> ScriptedResponses:
         api = self

@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import pytest
-from codex_cli import ScriptedResponses, clean_env, codex_binary, run_codex, shell
+from codex_cli import clean_env, codex_binary, run_codex, shell
+from hooked_cli import FAILING, HookedCLI, fixtures
 
 BINARY = codex_binary()
 pytestmark = [
@@ -36,67 +32,26 @@ BLOCKED = "semloop blocked this Bash call"
 STOPPED = "semloop stopped this run"
 
 
-def _semloop() -> list[str]:
-    script = Path(sys.executable).parent / "semloop"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "semloop"]
-
-
-SEMLOOP = _semloop()
-
-
-class Setup:
-    """A temporary HOME with its CODEX_HOME, a work directory, the state database, and the hooks
-    `semloop install codex` writes into `$CODEX_HOME/hooks.json` (next to a hook of the user's)."""
+class Setup(HookedCLI):
+    """`semloop install codex --settings $CODEX_HOME/hooks.json`, next to a hook of the user's."""
 
     def __init__(self, mode: str):
-        self.root = Path(tempfile.mkdtemp(prefix="slx-", dir="/tmp"))  # short: AF_UNIX path limit
-        self.home, self.work = self.root / "h", self.root / "w"
-        (self.home / ".codex").mkdir(parents=True)
-        self.work.mkdir()
-        self.db = self.root / "state.sqlite3"
-        self.hooks = self.home / ".codex" / "hooks.json"
-        self.user_log = self.root / "user-hook.log"
-        user_hook = {"type": "command", "command": f"cat >> {self.user_log}; echo '{{}}'"}
-        self.hooks.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [user_hook]}]}}))
-        self.env = {"SEMLOOP_HOOK_SERVER": "0"} if mode == "inprocess" else {}
-        proc = subprocess.run(SEMLOOP + ["install", "codex", "--settings", str(self.hooks), "--db", str(self.db)],
-                              env=clean_env(self.home, self.env), capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
+        super().__init__("codex", mode, lambda api, home, work, **kw: run_codex(BINARY, api, home, work, **kw),
+                         clean_env, prefix="slx-")
         data = json.loads(self.hooks.read_text())
         assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "UserPromptSubmit"}
         assert len(data["hooks"]["PreToolUse"]) == 2  # the user's hook is kept
 
-    def run(self, script: list[dict], **kwargs):
-        with ScriptedResponses(script) as api:
-            run = run_codex(BINARY, api, self.home, self.work, env=self.env, **kwargs)
-        assert run.returncode == 0, run.stderr[-3000:]
-        return run, api
-
-    def attempts(self) -> int:
-        log = self.work / "attempts.log"
-        return len(log.read_text().splitlines()) if log.exists() else 0
-
-    def close(self) -> None:
-        subprocess.run(SEMLOOP + ["hook-server", "--stop"], env=clean_env(self.home, self.env),
-                       capture_output=True, timeout=30)
-        shutil.rmtree(self.root, ignore_errors=True)
+    def before_install(self) -> tuple[str, ...]:
+        (self.home / ".codex").mkdir()
+        self.hooks = self.home / ".codex" / "hooks.json"
+        self.user_log = self.root / "user-hook.log"
+        user_hook = {"type": "command", "command": f"cat >> {self.user_log}; echo '{{}}'"}
+        self.hooks.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [user_hook]}]}}))
+        return ("--settings", str(self.hooks))
 
 
-@pytest.fixture(params=["inprocess", "server"])
-def setup(request):
-    s = Setup(request.param)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def inprocess():
-    s = Setup("inprocess")
-    yield s
-    s.close()
-
-
-FAILING = "echo attempt >> attempts.log; cat /etc/semloop-e2e/app.yaml"
+setup, inprocess = fixtures(Setup)
 
 
 def _failing(n: int) -> list[dict]:

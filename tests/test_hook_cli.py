@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from semloop.integrations import hook_cli
-from semloop.integrations.hook_cli import CODEX, OPENHANDS, from_claude_reply, to_claude_event
+from semloop.integrations.hook_cli import (
+    CODEX,
+    COPILOT,
+    CURSOR,
+    OPENHANDS,
+    from_claude_reply,
+    to_claude_event,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SEMLOOP = [sys.executable, "-m", "semloop"]
@@ -111,9 +118,9 @@ def test_codex_hook_fails_open_with_one_line(tmp_path):
 def _doc_block(page: str, tmp_path: Path) -> list[dict]:
     """Run the page's try-it-offline block as written (its demo database moved into tmp_path)."""
     text = (ROOT / "docs" / page).read_text()
-    block = re.search(r"Try it without [^:]+:\n\n```bash\n(.*?)```", text, re.S).group(1)
+    block = re.search(r"Try it without [^:]+:\n\n```bash\n(.*?)```", text, re.DOTALL).group(1)
     bindir = tmp_path / "bin"
-    bindir.mkdir()
+    bindir.mkdir(parents=True)
     (bindir / "semloop").write_text(f"#!/bin/sh\nexec {sys.executable} -m semloop \"$@\"\n")
     (bindir / "semloop").chmod(0o755)
     env = {**_env(tmp_path), "PATH": f"{bindir}:{os.environ['PATH']}"}
@@ -160,6 +167,91 @@ def test_openhands_doc_try_it_block_runs_as_written(tmp_path):
     assert answers[-1]["decision"] == "deny" and answers[-1]["reason"].startswith("semloop blocked this shell call")
 
 
+# -- Copilot CLI (docs.github.com Copilot CLI hooks reference, camelCase payloads) -----------------
+
+
+def test_copilot_events_take_their_name_from_the_entry_env(monkeypatch):
+    pre = {"sessionId": "c-1", "timestamp": 1, "cwd": "/w", "toolName": "bash",
+           "toolArgs": json.dumps({"command": "ls", "description": "list"})}
+    monkeypatch.setenv("SEMLOOP_HOOK_EVENT", "preToolUse")
+    assert to_claude_event(COPILOT, pre) == {"session_id": "copilot/c-1", "hook_event_name": "PreToolUse",
+                                             "tool_name": "bash", "tool_input": {"command": "ls", "description": "list"}}
+    monkeypatch.setenv("SEMLOOP_HOOK_EVENT", "postToolUse")
+    done = {**pre, "toolResult": {"resultType": "success", "textResultForLlm": "a\n<shellId: 7 completed with exit code 1>"}}
+    assert to_claude_event(COPILOT, done)["tool_response"] == "a\n<shell completed with exit code 1>"  # the id varies
+    failed = {**pre, "toolResult": {"resultType": "failure", "textResultForLlm": "boom"}}
+    assert to_claude_event(COPILOT, failed)["error"] == "boom"
+    monkeypatch.setenv("SEMLOOP_HOOK_EVENT", "postToolUseFailure")
+    assert to_claude_event(COPILOT, {**pre, "error": "timed out"})["error"] == "timed out"
+    monkeypatch.delenv("SEMLOOP_HOOK_EVENT")
+    assert to_claude_event(COPILOT, pre) is None  # an entry without the env: not ours to guess
+    deny = {"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "semloop blocked"}}
+    assert from_claude_reply(COPILOT, deny) == {"permissionDecision": "deny", "permissionDecisionReason": "semloop blocked"}
+    assert from_claude_reply(COPILOT, {"continue": False, "stopReason": "semloop stopped"}) == {
+        "additionalContext": "semloop stopped"}  # no way to end a run: the stop is said as a note
+
+
+def test_copilot_install_writes_its_own_file_with_an_event_per_entry(tmp_path):
+    env = {**_env(tmp_path), "COPILOT_HOME": str(tmp_path / "cp")}
+    proc = subprocess.run(SEMLOOP + ["install", "copilot"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((tmp_path / "cp" / "hooks" / "semloop.json").read_text())
+    assert data["version"] == 1
+    for event, entries in data["hooks"].items():
+        assert len(entries) == 1 and entries[0]["env"] == {"SEMLOOP_HOOK_EVENT": event}
+        assert entries[0]["bash"].endswith("hook copilot") and entries[0]["type"] == "command"
+    proc = subprocess.run(SEMLOOP + ["install", "copilot", "--scope", "project"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert (tmp_path / ".github" / "hooks" / "semloop.json").exists(), proc.stderr
+
+
+# -- Cursor (cursor.com/docs/hooks; the schema only: Cursor does not run here) ---------------------
+
+
+def test_cursor_events_and_answers():
+    base = {"conversation_id": "k-1", "generation_id": "g", "model": "m", "hook_event_name": "preToolUse",
+            "cursor_version": "2.0", "workspace_roots": ["/w"], "tool_name": "Shell",
+            "tool_input": {"command": "npm test", "working_directory": "/w"}, "tool_use_id": "t1", "cwd": "/w"}
+    assert to_claude_event(CURSOR, base)["session_id"] == "cursor/k-1"
+    post = {**base, "hook_event_name": "postToolUse", "tool_output": json.dumps({"exitCode": 1, "stdout": "FAIL x"})}
+    assert to_claude_event(CURSOR, post)["tool_response"] == {"exitCode": 1, "stdout": "FAIL x"}
+    failure = {**base, "hook_event_name": "postToolUseFailure", "error_message": "timeout", "failure_type": "timeout"}
+    assert to_claude_event(CURSOR, failure)["error"] == "timeout"
+    prompt = {**base, "hook_event_name": "beforeSubmitPrompt", "prompt": "again"}
+    assert to_claude_event(CURSOR, prompt)["hook_event_name"] == "UserPromptSubmit"
+    deny = {"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "semloop blocked"}}
+    assert from_claude_reply(CURSOR, deny) == {"permission": "deny", "agent_message": "semloop blocked",
+                                               "user_message": "semloop blocked"}
+    note = {"hookSpecificOutput": {"additionalContext": "[semloop] x"}}
+    assert from_claude_reply(CURSOR, note) == {"additional_context": "[semloop] x"}
+
+
+def test_cursor_hook_notes_then_refuses(tmp_path):
+    event = {"conversation_id": "k-1", "generation_id": "g", "hook_event_name": "postToolUse", "tool_name": "Shell",
+             "tool_input": {"command": "cat /etc/app.yaml"}, "tool_use_id": "t1",
+             "tool_output": json.dumps({"exitCode": 1, "stderr": "cat: /etc/app.yaml: Permission denied"})}
+    answers = [hook("cursor", event, tmp_path)[0] for _ in range(4)]
+    assert answers[:2] == [{}, {}] and all(a["additional_context"].startswith("[semloop]") for a in answers[2:])
+    refused, _ = hook("cursor", {**event, "hook_event_name": "preToolUse"}, tmp_path)
+    assert refused["permission"] == "deny" and refused["agent_message"].startswith("semloop blocked this Shell call")
+
+
+def test_copilot_and_cursor_doc_try_it_blocks_run_as_written(tmp_path):
+    copilot = _doc_block("copilot-cli.md", tmp_path / "copilot")
+    assert copilot[:2] == [{}, {}] and copilot[2]["additionalContext"].startswith("[semloop] This bash call repeats")
+    cursor = _doc_block("cursor.md", tmp_path / "cursor")
+    assert cursor[:2] == [{}, {}] and cursor[2]["additional_context"].startswith("[semloop] This Shell call repeats")
+
+
+def test_cursor_install_keeps_other_hooks(tmp_path):
+    settings = {"version": 1, "hooks": {"afterFileEdit": [{"command": "fmt.sh"}], "preToolUse": [{"command": "audit.sh"}]}}
+    before = json.loads(json.dumps(settings))
+    assert hook_cli.add_hooks(CURSOR, settings, "/v/bin/semloop hook cursor")
+    assert settings["hooks"]["preToolUse"] == [{"command": "audit.sh"}, {"command": "/v/bin/semloop hook cursor", "timeout": 15}]
+    assert not hook_cli.add_hooks(CURSOR, settings, "/v/bin/semloop hook cursor")
+    assert hook_cli.remove_hooks(CURSOR, settings) and settings == before
+
+
 # -- installers -------------------------------------------------------------------------------------
 
 
@@ -186,6 +278,8 @@ def test_codex_install_keeps_other_hooks_backs_up_and_is_idempotent(tmp_path):
     assert json.loads(path.read_text()) == theirs
     bad = run("install", "codex", "--scope", "local")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "user or project" in bad.stderr
+    bad = run("install", "codex", "--hooks", "http")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "command hooks only" in bad.stderr
 
 
 def test_uninstall_of_one_cli_leaves_the_other_clis_hooks(tmp_path):

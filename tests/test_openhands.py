@@ -12,7 +12,6 @@ and the refusal at the limit is what the model sees."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -20,13 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import Field, SecretStr
-
 from loopback import ModelAPIHandler, ScriptedModelServer, read_json, reply_json
-
 from openhands.sdk import LLM, Agent, Conversation
 from openhands.sdk.hooks import HookConfig
-from openhands.sdk.tool import Action, Observation, Tool, ToolDefinition, ToolExecutor, register_tool
+from openhands.sdk.tool import (
+    Action,
+    Observation,
+    Tool,
+    ToolDefinition,
+    ToolExecutor,
+    register_tool,
+)
+from pydantic import Field, SecretStr
 
 BLOCKED = "semloop blocked this shell call"
 
@@ -52,7 +56,7 @@ class ShellExecutor(ToolExecutor):
 
 class ShellTool(ToolDefinition[ShellAction, ShellObservation]):
     @classmethod
-    def create(cls, conv_state: Any = None, cwd: str = ".", **params: Any) -> Sequence["ShellTool"]:
+    def create(cls, conv_state: Any = None, cwd: str = ".", **params: Any) -> Sequence[ShellTool]:
         return [cls(description="Run a shell command.", action_type=ShellAction, observation_type=ShellObservation,
                     executor=ShellExecutor(Path(cwd)))]
 
@@ -76,7 +80,7 @@ class ScriptedChat(ScriptedModelServer):
                 out.append(content if isinstance(content, str) else json.dumps(content))
         return out
 
-    def __enter__(self) -> "ScriptedChat":
+    def __enter__(self) -> ScriptedChat:
         api = self
 
         class Handler(ModelAPIHandler):
@@ -201,7 +205,7 @@ def test_varied_work_stays_quiet(project):
     work, _ = project
     for i in range(6):
         (work / f"part-{i}.csv").write_text(f"id,value\n{i},{i * 37}\n")
-    conversation, api = run_conversation(work, [{"command": f"cat part-{i}.csv"} for i in range(6)])
+    _, api = run_conversation(work, [{"command": f"cat part-{i}.csv"} for i in range(6)])
     results = api.tool_results()
     assert [f"{i},{i * 37}" in r for i, r in enumerate(results)] == [True] * 6
     assert "semloop" not in api.everything_sent().replace(str(work), "")

@@ -156,7 +156,98 @@ OPENHANDS = Dialect(
     user_file=lambda: _openhands_home() / "hooks.json", project_file=".openhands/hooks.json",
 )
 
-DIALECTS: dict[str, Dialect] = {d.target: d for d in (CODEX, OPENHANDS)}
+
+
+def _copilot_home() -> Path:
+    base = os.environ.get("COPILOT_HOME")
+    return Path(base).expanduser() if base else Path.home() / ".copilot"
+
+
+def _json_or_value(value: Any) -> Any:
+    """Copilot's `toolArgs`: an object, or a JSON string of one."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+_SHELL_ID = re.compile(r"<shellId: \d+ ")  # "<shellId: 3 completed with exit code 1>": the id changes per call
+
+
+def _copilot_result(result: Any) -> Any:
+    if isinstance(result, dict) and "textResultForLlm" in result:
+        return _SHELL_ID.sub("<shell ", str(result.get("textResultForLlm") or ""))
+    return result
+
+
+def _copilot_error(event: dict) -> str | None:
+    result = event.get("toolResult")
+    if isinstance(result, dict) and result.get("resultType") not in (None, "success"):
+        return str(_copilot_result(result) or result.get("resultType"))
+    return None
+
+
+def _copilot_entry(command: str, event: str) -> dict:
+    # the camelCase payloads carry no event name: each entry tells the hook its event
+    return {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT, "env": {"SEMLOOP_HOOK_EVENT": event}}
+
+
+# GitHub Copilot CLI (docs.github.com, Copilot CLI hooks reference; checked with the real CLI,
+# 1.0.102): `.github/hooks/*.json` in the repository or `~/.copilot/hooks/*.json`
+# ($COPILOT_HOME), {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": ...}]}}.
+# preToolUse refuses with top-level `permissionDecision: "deny"` + `permissionDecisionReason`.
+# A top-level `additionalContext` of postToolUse reaches the model after the tool's output ("Additional
+# guidance from postToolUse hooks: ..."; the reference says only SDK hooks may change a result, the
+# CLI reads this one from command hooks too). No hook answer ends a run: a stop is said as a note.
+COPILOT = Dialect(
+    target="copilot", label="Copilot CLI",
+    events={"preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "postToolUseFailure": "PostToolUseFailure",
+            "userPromptSubmitted": "UserPromptSubmit"},
+    event_field="",
+    fields={"session_id": "sessionId", "tool_name": "toolName", "tool_input": "toolArgs",
+            "tool_response": "toolResult", "error": "error"},
+    answers={"deny": {"permissionDecision": "deny", "permissionDecisionReason": MESSAGE},
+             "note": {"additionalContext": MESSAGE}},
+    parse_input=_json_or_value, failed=_copilot_error, response=_copilot_result,
+    layout="flat", entry=_copilot_entry, command_key="bash", file_header={"version": 1},
+    user_file=lambda: _copilot_home() / "hooks" / "semloop.json", project_file=".github/hooks/semloop.json",
+    after_install="Copilot CLI loads hooks of a trusted folder when a session starts.",
+)
+
+
+
+def _cursor_home() -> Path:
+    return Path.home() / ".cursor"
+
+
+def _cursor_error(event: dict) -> str | None:
+    error = event.get("error_message") or event.get("error")  # postToolUseFailure only
+    return None if error is None else str(error)
+
+
+# Cursor (cursor.com/docs/hooks; NOT run here: Cursor is a desktop app with an account, so this
+# table is tested against the published payloads only): `.cursor/hooks.json` or
+# `~/.cursor/hooks.json`, {"version": 1, "hooks": {"preToolUse": [{"command": ...}]}}; every payload
+# carries `hook_event_name` and `conversation_id`. preToolUse refuses with `permission: "deny"` and
+# `agent_message` (to the model) / `user_message`; postToolUse adds `additional_context` after the
+# tool's result (`tool_output` is a JSON string of the result).
+CURSOR = Dialect(
+    target="cursor", label="Cursor",
+    events={"preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "postToolUseFailure": "PostToolUseFailure",
+            "beforeSubmitPrompt": "UserPromptSubmit"},
+    fields={"session_id": "conversation_id", "tool_name": "tool_name", "tool_input": "tool_input",
+            "tool_response": "tool_output"},
+    answers={"deny": {"permission": "deny", "agent_message": MESSAGE, "user_message": MESSAGE},
+             "note": {"additional_context": MESSAGE}},
+    parse_input=_json_or_value, response=_json_or_value, failed=_cursor_error,
+    layout="flat", entry=lambda command, event: {"command": command, "timeout": HOOK_TIMEOUT},
+    file_header={"version": 1}, user_file=lambda: _cursor_home() / "hooks.json", project_file=".cursor/hooks.json",
+    after_install="Cursor reloads hooks.json itself; the Hooks tab of Cursor Settings lists them.",
+)
+
+DIALECTS: dict[str, Dialect] = {d.target: d for d in (CODEX, COPILOT, CURSOR, OPENHANDS)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,7 +285,7 @@ def to_claude_event(dialect: Dialect, event: Any) -> dict | None:
         return call
     error = dialect.failed(event) if name == "PostToolUse" else None
     if name == "PostToolUseFailure" or error is not None:
-        text = error if error is not None else dialect.get(event, "error")
+        text = error if error is not None else dialect.failed(event) or dialect.get(event, "error")
         return {**call, "hook_event_name": "PostToolUseFailure", "error": str(text or "tool call failed")}
     return {**call, "tool_response": dialect.response(dialect.get(event, "tool_response"))}
 
@@ -378,6 +469,8 @@ def cmd_install(args: Any) -> int:
     from .claude_code import edit_settings
 
     dialect = DIALECTS[args.target]
+    if getattr(args, "hooks", None) == "http":
+        raise ValueError(f"--hooks http is for Claude Code; {dialect.label} runs command hooks only")
     path = _path(dialect, args)
     command = hook_command(dialect, getattr(args, "config", None), getattr(args, "db", None))
     changed, backup = edit_settings(path, lambda settings: add_hooks(dialect, settings, command))
