@@ -57,16 +57,16 @@ class ScriptedResponses(ScriptedModelServer):
         reqs = self.main_requests()
         return [str(o.get("output")) for o in _outputs(max(reqs, key=lambda r: len(_outputs(r))))] if reqs else []
 
-    def sent_notes(self) -> list[str]:
-        """The developer messages the model was sent after its first call (where Codex puts a
-        hook's `additionalContext`)."""
+    def sent_notes(self, roles: tuple[str, ...] = ("developer",)) -> list[str]:
+        """The messages of `roles` the model was sent after its first call (where Codex puts a
+        hook's `additionalContext`: developer; Copilot CLI a failed call's hook guidance: user)."""
         reqs = self.main_requests()
         if not reqs:
             return []
         items = max(reqs, key=lambda r: len(_outputs(r))).get("input") or []
         first_call = next((n for n, i in enumerate(items) if i.get("type") == "function_call"), len(items))
         return [c.get("text", "") for i in items[first_call:] if i.get("type") == "message"
-                and i.get("role") == "developer" for c in i.get("content") or []]
+                and i.get("role") in roles for c in i.get("content") or []]
 
     def _events(self, body: dict, n: int) -> list[dict]:
         call = self.next_call(len(_outputs(body)))

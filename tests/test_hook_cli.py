@@ -188,7 +188,27 @@ def test_copilot_events_take_their_name_from_the_entry_env(monkeypatch):
     deny = {"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "semloop blocked"}}
     assert from_claude_reply(COPILOT, deny) == {"permissionDecision": "deny", "permissionDecisionReason": "semloop blocked"}
     assert from_claude_reply(COPILOT, {"continue": False, "stopReason": "semloop stopped"}) == {
-        "additionalContext": "semloop stopped"}  # no way to end a run: the stop is said as a note
+        "additionalContext": "semloop stopped"}  # postToolUse cannot end a run: the stop is said as a note
+    # permissionRequest (its payload says toolInput) refuses with an interrupt, which ends the run;
+    # so preToolUse leaves the refusal of a tool that asks for permission to it, and refuses the others
+    monkeypatch.setenv("SEMLOOP_HOOK_EVENT", "permissionRequest")
+    ask = {"hookName": "permissionRequest", "sessionId": "c-1", "toolName": "bash", "toolInput": {"command": "ls"}}
+    assert to_claude_event(COPILOT, ask)["tool_input"] == {"command": "ls"}
+    assert from_claude_reply(COPILOT, deny, "permissionRequest", "bash") == {
+        "behavior": "deny", "message": "semloop blocked", "interrupt": True}
+    assert from_claude_reply(COPILOT, deny, "preToolUse", "bash") == {}
+    assert from_claude_reply(COPILOT, deny, "preToolUse", "view")["permissionDecision"] == "deny"
+
+
+def test_copilot_failed_call_notes_go_to_stderr_with_exit_code_2(tmp_path):
+    env = {**_env(tmp_path), "SEMLOOP_HOOK_EVENT": "postToolUseFailure"}
+    event = {"sessionId": "c-9", "timestamp": 1, "cwd": "/w", "toolName": "view",
+             "toolArgs": {"path": "/w/missing.yaml"}, "error": "Path does not exist"}
+    procs = [subprocess.run(SEMLOOP + ["hook", "copilot", "--db", str(tmp_path / "s.db")], input=json.dumps(event),
+                            capture_output=True, text=True, env=env, timeout=60) for _ in range(3)]
+    assert [p.returncode for p in procs] == [0, 0, 2]
+    assert [json.loads(p.stdout) for p in procs[:2]] == [{}, {}] and procs[2].stdout == ""
+    assert procs[2].stderr.startswith("[semloop] This view call repeats")
 
 
 def test_copilot_install_writes_its_own_file_with_an_event_per_entry(tmp_path):

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 MESSAGE = "\0message"  # in an answer template: replaced by semloop's text
+STDERR = "\0stderr"  # an answer {STDERR: MESSAGE}: the text goes to stderr, and the hook exits 2
 HOOK_TIMEOUT = 15  # seconds; what the installers write where the CLI takes a per-hook timeout
 
 
@@ -41,6 +42,10 @@ def _same(value: Any) -> Any:
 
 def _no_error(event: dict) -> str | None:
     return None
+
+
+def _never(event: str, tool: str) -> bool:
+    return False
 
 
 def _command_entry(command: str, event: str) -> dict:
@@ -55,13 +60,16 @@ class Dialect:
     Code field → the CLI's name for it (session_id, tool_name, tool_input, tool_response, error,
     agent_id). `answers`: "deny" (PreToolUse refuses the call), "note" (a hint beside a tool
     result) and "stop" (the run should end) → the JSON object the CLI reads, `MESSAGE` standing for
-    semloop's text; a missing key means the CLI has no such answer and gets `{}`.
+    semloop's text; a missing key means the CLI has no such answer and gets `{}`. A field may name
+    several keys (the first one present is used), an event its own answers (`event_answers`).
+    `passes_refusal(event name, tool)`: a refusal there is left to a later event of the same call
+    (`{}` now), where the CLI can also end the run.
     """
 
     target: str
     label: str
     events: Mapping[str, str]
-    fields: Mapping[str, str]
+    fields: Mapping[str, str | tuple[str, ...]]
     answers: Mapping[str, Any]
     user_file: Callable[[], Path]  # the user-scope hooks file
     project_file: str  # the project-scope hooks file, relative to the project root
@@ -75,14 +83,19 @@ class Dialect:
     file_header: Mapping[str, Any] = field(default_factory=dict)  # keys the hooks file must have
     tool_events: tuple[str, ...] = ("PreToolUse", "PostToolUse")  # events with a tool matcher
     after_install: str = ""  # one line the installer prints: how the CLI picks the hooks up
+    event_answers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    passes_refusal: Callable[[str, str], bool] = _never
 
     @property
     def prefix(self) -> str:
         return self.target + "/"
 
     def get(self, event: dict, name: str) -> Any:
-        key = self.fields.get(name)
-        return event.get(key) if key else None
+        keys = self.fields.get(name) or ()
+        for key in (keys,) if isinstance(keys, str) else keys:
+            if key in event:
+                return event[key]
+        return None
 
 
 def _codex_home() -> Path:
@@ -197,19 +210,28 @@ def _copilot_entry(command: str, event: str) -> dict:
 # GitHub Copilot CLI (docs.github.com, Copilot CLI hooks reference; checked with the real CLI,
 # 1.0.102): `.github/hooks/*.json` in the repository or `~/.copilot/hooks/*.json`
 # ($COPILOT_HOME), {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": ...}]}}.
-# preToolUse refuses with top-level `permissionDecision: "deny"` + `permissionDecisionReason`.
-# A top-level `additionalContext` of postToolUse reaches the model after the tool's output ("Additional
-# guidance from postToolUse hooks: ..."; the reference says only SDK hooks may change a result, the
-# CLI reads this one from command hooks too). No hook answer ends a run: a stop is said as a note.
+# preToolUse refuses with top-level `permissionDecision: "deny"` + `permissionDecisionReason`, and
+# the run goes on. permissionRequest (which follows preToolUse for every tool that needs a
+# permission — not the read-only ones — even with --yolo) refuses with `behavior: "deny"`, and
+# `interrupt: true` ends the run: so a refusal of such a tool is left to permissionRequest. A
+# top-level `additionalContext` of postToolUse reaches the model after the tool's output
+# ("Additional guidance from postToolUse hooks: ..."; the reference says only SDK hooks may change
+# a result, the CLI reads this one from command hooks too).
+_COPILOT_ASKS = frozenset({"bash", "powershell", "create", "edit", "web_fetch"})  # tools permissionRequest sees
+
 COPILOT = Dialect(
     target="copilot", label="Copilot CLI",
-    events={"preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "postToolUseFailure": "PostToolUseFailure",
-            "userPromptSubmitted": "UserPromptSubmit"},
+    events={"preToolUse": "PreToolUse", "permissionRequest": "PreToolUse", "postToolUse": "PostToolUse",
+            "postToolUseFailure": "PostToolUseFailure", "userPromptSubmitted": "UserPromptSubmit"},
     event_field="",
-    fields={"session_id": "sessionId", "tool_name": "toolName", "tool_input": "toolArgs",
+    fields={"session_id": "sessionId", "tool_name": "toolName", "tool_input": ("toolArgs", "toolInput"),
             "tool_response": "toolResult", "error": "error"},
     answers={"deny": {"permissionDecision": "deny", "permissionDecisionReason": MESSAGE},
              "note": {"additionalContext": MESSAGE}},
+    event_answers={"permissionRequest": {"deny": {"behavior": "deny", "message": MESSAGE, "interrupt": True}},
+                   # a failed call's guidance is read from a command hook's stderr with exit code 2
+                   "postToolUseFailure": {"note": {STDERR: MESSAGE}}},
+    passes_refusal=lambda event, tool: event == "preToolUse" and tool in _COPILOT_ASKS,
     parse_input=_json_or_value, failed=_copilot_error, response=_copilot_result,
     layout="flat", entry=_copilot_entry, command_key="bash", file_header={"version": 1},
     user_file=lambda: _copilot_home() / "hooks" / "semloop.json", project_file=".github/hooks/semloop.json",
@@ -314,15 +336,19 @@ def _fill(template: Any, message: str) -> Any:
     return template
 
 
-def from_claude_reply(dialect: Dialect, reply: Any) -> dict:
-    """The Claude Code hook's answer → the CLI's answer (`{}`: go on as if no hook ran)."""
+def from_claude_reply(dialect: Dialect, reply: Any, event: str = "", tool: str = "") -> dict:
+    """The Claude Code hook's answer → the CLI's answer to its `event` (`{}`: go on as if no hook
+    ran)."""
     verdict = verdict_of(reply)
     if verdict is None:
         return {}
     kind, message = verdict
-    template = dialect.answers.get(kind)
+    if kind == "deny" and dialect.passes_refusal(event, tool):
+        return {}  # the stop is stored: the call's next event refuses it (and ends the run)
+    answers = {**dialect.answers, **dialect.event_answers.get(event, {})}
+    template = answers.get(kind)
     if template is None and kind == "stop":  # no way to say "stop" here: say it as a note
-        template = dialect.answers.get("note")
+        template = answers.get("note")
     return {} if template is None else _fill(template, message)
 
 
@@ -332,14 +358,17 @@ def handle(dialect: Dialect, stdin_text: str, args: Any) -> dict:
         _claude_hook,  # runs the Claude Code hook command on one event
     )
 
-    translated = to_claude_event(dialect, json.loads(stdin_text))
+    event = json.loads(stdin_text)
+    translated = to_claude_event(dialect, event)
     if translated is None:
         return {}
-    return from_claude_reply(dialect, _claude_hook(translated, args))
+    return from_claude_reply(dialect, _claude_hook(translated, args), str(event_name(dialect, event)),
+                             str(translated.get("tool_name") or ""))
 
 
 def cmd_hook(args: Any) -> int:
-    """`semloop hook <target>`: always exits 0; any error prints `{}` (allow) and one stderr line."""
+    """`semloop hook <target>`: exits 0 (2 for an answer the CLI reads from stderr); any error
+    prints `{}` (allow) and one stderr line."""
     try:
         data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
         out = handle(DIALECTS[args.target], data, args)
@@ -347,6 +376,9 @@ def cmd_hook(args: Any) -> int:
         detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
         print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
         out = {}
+    if STDERR in out:  # the CLI reads this answer as exit code 2 with the text on stderr
+        print(out[STDERR], file=sys.stderr)
+        return 2
     try:
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         sys.stdout.flush()
