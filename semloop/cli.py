@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from .config import DETECTORS, EMBEDDINGS, Config
 from .messages import install_hint
@@ -283,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     _add_report_parser(sub)
 
+    from .integrations import claude_code, hook_cli
+
+    hook_cli.register_targets(claude_code.INSTALL_TARGETS)  # codex, copilot, cursor, openhands
     for module in _optional_cli_modules():
         module.add_cli(sub)
 

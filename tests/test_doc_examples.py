@@ -230,9 +230,12 @@ def test_every_integration_page_runs_offline():
     offline = {p.name for p in (ROOT / "docs").glob("*.md") if "\n## Try it offline\n" in p.read_text(encoding="utf-8")}
     integrations = {f"{name}.md" for name in ("anthropic", "claude-code", "claude-agent-sdk", "openai-agents",
                                                "langchain", "mcp", "gemini-cli", "pydantic-ai", "google-adk", "crewai",
-                                               "smolagents", "agent-framework", "strands")}
+                                               "smolagents", "agent-framework", "strands",
+                                               "codex-cli", "copilot-cli", "cursor", "openhands")}
     assert integrations <= scripted | offline, integrations - scripted - offline
     tested = {"claude-code.md", "gemini-cli.md", "pydantic-ai.md", "mcp.md", "google-adk.md", "claude-agent-sdk.md",
               # doctests (pytest's --doctest-glob), strands.md in its own venv (tests/test_strands.py)
-              "smolagents.md", "agent-framework.md", "observability.md", "strands.md"}
+              "smolagents.md", "agent-framework.md", "observability.md", "strands.md",
+              # run as written by tests/test_hook_cli.py
+              "codex-cli.md", "copilot-cli.md", "cursor.md", "openhands.md"}
     assert offline == tested, offline ^ tested  # a new 'Try it offline' block needs its test here

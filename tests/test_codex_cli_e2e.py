@@ -1,0 +1,124 @@
+"""The real Codex CLI (`@openai/codex`, pinned and installed by `.ci/run` under `.codex-cli/`) with
+semloop's hooks, against a scripted local Responses API (`codex_cli.ScriptedResponses`, a custom
+model provider with a local base_url): what ran, what the model was sent, how each `codex exec`
+run ends.
+
+The hooks are written by `semloop install codex --settings $CODEX_HOME/hooks.json`. What Codex CLI
+honours (checked here): a denying PreToolUse keeps the call from running and gives the model the
+reason; additionalContext of PostToolUse reaches the model as a developer message next to the
+result; no hook answer ends a turn (`continue: false` is rejected on PreToolUse and only replaces the
+output on PostToolUse). So after semloop's stop every further call of the session is refused, and
+the turn ends when the model answers in text; the user's next prompt lifts the stop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from codex_cli import clean_env, codex_binary, run_codex, shell
+from hooked_cli import FAILING, HookedCLI, fixtures
+
+BINARY = codex_binary()
+pytestmark = [
+    pytest.mark.skipif(BINARY is None, reason="the Codex CLI is not installed: `.ci/run` installs the pinned "
+                       "@openai/codex under .codex-cli/ (or set SEMLOOP_CODEX_CLI to a codex binary)"),
+    pytest.mark.skipif(os.name == "nt", reason="POSIX only"),
+]
+
+NOTE = "[semloop] This Bash call repeats"
+BLOCKED = "semloop blocked this Bash call"
+STOPPED = "semloop stopped this run"
+
+
+class Setup(HookedCLI):
+    """`semloop install codex --settings $CODEX_HOME/hooks.json`, next to a hook of the user's."""
+
+    def __init__(self, mode: str):
+        super().__init__("codex", mode, lambda api, home, work, **kw: run_codex(BINARY, api, home, work, **kw),
+                         clean_env, prefix="slx-")
+        data = json.loads(self.hooks.read_text())
+        assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "UserPromptSubmit"}
+        assert len(data["hooks"]["PreToolUse"]) == 2  # the user's hook is kept
+
+    def before_install(self) -> tuple[str, ...]:
+        (self.home / ".codex").mkdir()
+        self.hooks = self.home / ".codex" / "hooks.json"
+        self.user_log = self.root / "user-hook.log"
+        user_hook = {"type": "command", "command": f"cat >> {self.user_log}; echo '{{}}'"}
+        self.hooks.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [user_hook]}]}}))
+        return ("--settings", str(self.hooks))
+
+
+setup, inprocess = fixtures(Setup)
+
+
+def _failing(n: int) -> list[dict]:
+    return [shell(FAILING)] * n
+
+
+def _refused(output: str) -> bool:
+    return output.startswith("Command blocked by PreToolUse hook: " + BLOCKED) and "The call was not run" in output
+
+
+def test_repeated_failing_call_gets_notes_then_every_further_call_is_refused(setup):
+    run, api = setup.run(_failing(12))
+    # calls 1-2 ran quietly, 3-4 ran with a note, call 5 continues the flagged loop: PreToolUse
+    # denies it, and the stop is kept, so the model's 7 further attempts are denied too
+    assert setup.attempts() == 4 and len(run.commands()) == 4
+    sent = api.sent_outputs()
+    assert len(sent) == 12
+    assert all("No such file or directory" in t and "exited with code 1" in t for t in sent[:4])  # the tool's own text
+    assert [_refused(t) for t in sent] == [False] * 4 + [True] * 8
+    notes = api.sent_notes()
+    assert len(notes) == 2 and all(n.startswith(NOTE) for n in notes)  # after calls 3 and 4, as developer messages
+    assert len(api.main_requests()) == 13  # Codex has no hook answer that ends the turn: the model ends it
+    assert run.final_message() == "Done."
+    assert setup.user_log.read_text().count('"PreToolUse"') == 12  # the user's own hook still ran for every call
+
+
+def test_same_error_from_varied_calls_stops_after_the_fifth(inprocess):
+    # every command differs (a comment) and fails the same way: notes after calls 3 and 4; after
+    # call 5 PostToolUse says stop, which Codex shows the model in place of that call's output,
+    # and every further call is refused
+    # (Codex hands a hook the command's output only, not its exit code: the error is in the text)
+    script = [shell(f"echo attempt >> attempts.log; echo 'error: config service unreachable' >&2; exit 3  # try {i}")
+              for i in range(10)]
+    run, api = inprocess.run(script)
+    assert inprocess.attempts() == 5 and len(run.commands()) == 5
+    sent = api.sent_outputs()
+    assert all("exited with code 3" in t and "config service unreachable" in t for t in sent[:4])
+    assert sent[4].startswith(STOPPED) and "The run ends here" in sent[4]
+    assert all(_refused(t) for t in sent[5:]) and len(sent) == 10
+    assert len(api.sent_notes()) >= 2 and all(n.startswith("[semloop]") for n in api.sent_notes())
+
+
+def test_the_next_prompt_lifts_the_stop_and_the_loop_is_flagged_again_at_once(inprocess):
+    first, _ = inprocess.run(_failing(8))
+    assert inprocess.attempts() == 4
+    # the user answers in the same session (`codex exec resume <id>`): UserPromptSubmit lifts the
+    # stop, the loop memory stays; the request's history already holds the first turn's 8 outputs
+    run, api = inprocess.run(_failing(40), prompt="Try once more.", resume=first.thread_id())
+    assert run.thread_id() == first.thread_id()
+    sent = api.sent_outputs()[8:]
+    assert [_refused(t) for t in sent[:3]] == [False, False, True]  # two more ran, the third was refused
+    assert inprocess.attempts() == 6
+    assert all(_refused(t) for t in sent[2:])
+
+
+def test_varied_work_and_pagination_stay_quiet(setup):
+    for i in range(6):
+        (setup.work / f"part-{i}.csv").write_text(f"id,value\n{i},{i * 37}\n")
+    (setup.work / "big.log").write_text("".join(f"line {n}: event {n * 7 % 13}\n" for n in range(120)))
+    script = [shell(f"cat part-{i}.csv") for i in range(6)]
+    script += [shell(f"sed -n '{p * 20 + 1},{p * 20 + 20}p' big.log") for p in range(6)]  # page after page
+    run, api = setup.run(script)
+    assert len(run.commands()) == 12 and all(c["exit_code"] == 0 for c in run.commands())
+    sent = api.sent_outputs()
+    assert [f"{i},{i * 37}" in t for i, t in enumerate(sent[:6])] == [True] * 6
+    assert [f"line {p * 20}:" in t for p, t in enumerate(sent[6:])] == [True] * 6
+    everything = api.everything_sent()
+    assert "[semloop]" not in everything and "semloop blocked" not in everything and STOPPED not in everything
+    assert api.sent_notes() == []
+    assert run.final_message() == "Done."

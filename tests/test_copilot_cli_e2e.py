@@ -1,0 +1,123 @@
+"""The real GitHub Copilot CLI (`@github/copilot`, pinned and installed by `.ci/run` under
+`.copilot-cli/`) with semloop's hooks, offline against a scripted local Responses API
+(tests/copilot_cli.py): what ran, and what the model was sent.
+
+The hooks are written by `semloop install copilot` into `$COPILOT_HOME/hooks/semloop.json`. What
+Copilot CLI honours (checked here): a permissionRequest `{"behavior": "deny", "interrupt": true}`
+keeps the call from running and ends the run (permissionRequest follows preToolUse for every tool
+that needs a permission, even with --yolo); a preToolUse `permissionDecision: "deny"` refuses a
+call and the run goes on; the reference says a command hook's postToolUse output is not read, yet
+the CLI appends its `additionalContext` to the tool's output, which is where semloop's notes go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from codex_cli import call
+from copilot_cli import clean_env, copilot_binary, run_copilot
+from hooked_cli import FAILING, HookedCLI, fixtures
+
+BINARY = copilot_binary()
+pytestmark = [
+    pytest.mark.skipif(BINARY is None, reason="the Copilot CLI is not installed: `.ci/run` installs the pinned "
+                       "@github/copilot under .copilot-cli/ (or set SEMLOOP_COPILOT_CLI to a copilot binary)"),
+    pytest.mark.skipif(os.name == "nt", reason="POSIX only"),
+]
+
+BLOCKED = "semloop blocked this bash call"
+
+
+class Setup(HookedCLI):
+    """`semloop install copilot` writes `$COPILOT_HOME/hooks/semloop.json`."""
+
+    def __init__(self, mode: str):
+        super().__init__("copilot", mode, lambda api, home, work, **kw: run_copilot(BINARY, api, home, work, **kw),
+                         clean_env, prefix="slc-")
+        data = json.loads((self.home / ".copilot" / "hooks" / "semloop.json").read_text())
+        assert data["version"] == 1
+        assert set(data["hooks"]) == {"preToolUse", "permissionRequest", "postToolUse", "postToolUseFailure",
+                                      "userPromptSubmitted"}
+
+
+setup, inprocess = fixtures(Setup)
+
+
+def _bash(command: str) -> dict:
+    return call("bash", command=command, description="run it")
+
+
+NOTE = "Additional guidance from postToolUse hooks:\n[semloop] This bash call repeats"
+
+
+def _denied_by_semloop(run) -> list[dict]:
+    """The tool completions Copilot CLI reports as refused by semloop's permissionRequest answer."""
+    return [c for c in run.tool_completions() if not c.get("success")
+            and BLOCKED in str((c.get("error") or {}).get("message"))]
+
+
+def test_repeated_failing_call_gets_notes_then_the_run_ends_at_the_fifth(setup):
+    run, api = setup.run([_bash(FAILING)] * 10)
+    sent = api.sent_outputs()
+    assert setup.attempts() == 4 and len(sent) == 4  # call 5 never ran, and the model was not asked again
+    assert all("No such file or directory" in t for t in sent)  # the tool's own text
+    assert [NOTE in t for t in sent] == [False, False, True, True]
+    # preToolUse leaves the refusal of a bash call to permissionRequest, whose deny + interrupt ends the run
+    assert len(api.main_requests()) == 5
+    denied = _denied_by_semloop(run)
+    assert len(denied) == 1 and "The call was not run" in denied[0]["error"]["message"]
+
+
+def test_same_error_from_varied_calls_is_stopped(inprocess):
+    script = [_bash(f"echo attempt >> attempts.log; echo 'error: config service unreachable' >&2; exit 3  # try {i}")
+              for i in range(10)]
+    run, api = inprocess.run(script)
+    sent = api.sent_outputs()
+    assert inprocess.attempts() == 5 and len(sent) == 5
+    assert [NOTE in t for t in sent[:4]] == [False, False, True, True]
+    # call 5 completes the loop: the stop is said after its output; call 6 is refused and the run ends
+    assert "Additional guidance from postToolUse hooks:\nsemloop stopped this run" in sent[4]
+    assert len(api.main_requests()) == 6 and len(_denied_by_semloop(run)) == 1
+
+
+def test_the_next_prompt_lifts_the_stop(inprocess):
+    first, _ = inprocess.run([_bash(FAILING)] * 8)
+    assert inprocess.attempts() == 4
+    run, api = inprocess.run([_bash(FAILING)] * 40, prompt="Try once more.", resume=first.session_id())
+    assert run.session_id() == first.session_id()
+    before = sum(1 for i in api.main_requests()[0].get("input") or [] if i.get("type") == "function_call_output")
+    sent = api.sent_outputs()[before:]  # this run's outputs, after the first run's history
+    assert inprocess.attempts() == 6 and len(sent) == 2  # two more ran, the third was refused and ended the run
+    assert all(NOTE in t for t in sent)  # the loop memory was kept: the first repeat carries a note
+    assert len(_denied_by_semloop(run)) == 1
+
+
+def test_a_read_only_tool_is_refused_at_pre_tool_use(inprocess):
+    # `view` needs no permission, so no permissionRequest follows: preToolUse refuses it and the run
+    # goes on. A failed call's notes come from postToolUseFailure (stderr, exit code 2): Copilot CLI
+    # sends them as a user message after the result
+    _, api = inprocess.run([call("view", path=str(inprocess.work / "missing.yaml"))] * 8)
+    sent = api.sent_outputs()
+    assert len(sent) == 8 and all("does not exist" in t for t in sent[:4])
+    assert [t.startswith("Denied by preToolUse hook: semloop blocked this view call") and "The call was not run" in t
+            for t in sent] == [False] * 4 + [True] * 4
+    notes = [n for n in api.sent_notes(roles=("user",)) if "[semloop]" in n]
+    assert len(notes) == 2
+    assert all(n.startswith('Tool "view" failed. Additional guidance from postToolUseFailure hooks:\n'
+                            "[semloop] This view call repeats") for n in notes)
+
+
+def test_varied_work_and_pagination_stay_quiet(setup):
+    for i in range(6):
+        (setup.work / f"part-{i}.csv").write_text(f"id,value\n{i},{i * 37}\n")
+    (setup.work / "big.log").write_text("".join(f"line {n}: event {n * 7 % 13}\n" for n in range(120)))
+    script = [_bash(f"cat part-{i}.csv") for i in range(6)]
+    script += [_bash(f"sed -n '{p * 20 + 1},{p * 20 + 20}p' big.log") for p in range(6)]
+    _, api = setup.run(script)
+    sent = api.sent_outputs()
+    assert [f"{i},{i * 37}" in t for i, t in enumerate(sent[:6])] == [True] * 6
+    assert [f"line {p * 20}:" in t for p, t in enumerate(sent[6:])] == [True] * 6
+    everything = api.everything_sent()
+    assert "[semloop]" not in everything and BLOCKED not in everything and "semloop stopped" not in everything
