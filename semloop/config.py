@@ -62,6 +62,10 @@ class Config:
     """Earlier matching steps needed when the result reports a status still in progress ("queued",
     "Building"): waiting on a deploy polls the same call several times before it changes."""
 
+    backoff_poll_repeats: int = 8
+    """Earlier matching steps needed for a poll whose waits grow each time (30 s, 45 s, 60 s: a
+    backoff), for a status still in progress."""
+
     error_repeats: int = 2
     """Earlier steps with the same error (from related, possibly different, calls) needed to flag."""
 
@@ -141,7 +145,7 @@ class Config:
             _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
         for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",
                      "recovery_steps", "exact_window", "count_limit", "max_text_chars", "message_repeats",
-                     "poll_repeats"):
+                     "poll_repeats", "backoff_poll_repeats"):
             value = getattr(self, name)
             _check(isinstance(value, int) and value >= 1, f"{name} must be a positive integer, got {value!r}")
         _check(isinstance(self.max_warnings, int) and self.max_warnings >= 0,

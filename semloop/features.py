@@ -486,6 +486,22 @@ def mask_keyed(text: str) -> str:
     return text
 
 
+_RESULT_TOKEN = re.compile(r"\w+|[^\w\s]")
+RESULT_TOKENS = 400
+"""Tokens of a result kept for learning its volatile places (`semloop.volatile`): the first 400."""
+
+
+def result_tokens(normalized_result: str) -> tuple[int, ...]:
+    """The tokens (words, single punctuation marks) of a normalized result of up to
+    `KEYED_MASK_CHARS` characters, each as a hash (a stored step keeps no readable text of its
+    result) whose lowest bit says whether the token has a digit, for comparing the results of one
+    call place by place (`semloop.volatile`). () for a longer or empty result."""
+    if not normalized_result or len(normalized_result) > KEYED_MASK_CHARS:
+        return ()
+    return tuple(zlib.crc32(t.encode()) << 1 | any(c.isdigit() for c in t)
+                 for t in _RESULT_TOKEN.findall(normalized_result)[:RESULT_TOKENS])
+
+
 # Element ids at the head of an accessibility-tree line (`[2226] link 'Page 2'`: the page format of
 # WebArena, BrowserGym and OpenHands' browser). The browser numbers the elements anew on each
 # render, so one page seen twice differs in every id; they are volatile, like a clock.
@@ -654,6 +670,41 @@ def is_pending(normalized_result: str, size: int) -> bool:
     if head.startswith(("{", "[")):
         return bool(_PENDING_FIELD.search(head))
     return size <= PENDING_WORDS and bool(_PENDING.search(head))
+
+
+# A call that waits: a tool named sleep / wait / delay / pause (or ending so: `mcp__x__wait_for`),
+# or a shell command that sleeps. Its number is how long (seconds, as given).
+_WAIT_TOOL = re.compile(r"(?:^|[_.:/-])(?:sleep|wait|wait_for|delay|pause)$", re.IGNORECASE)
+_SLEEP_COMMAND = re.compile(r"(?:^|[;&|(]\s*)(?:sleep|wait)\s+(\d+(?:\.\d+)?)")
+_SECONDS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def wait_seconds(tool: str, values: list[str]) -> float:
+    """How long the call waits: the first number of a wait tool's arguments or of a `sleep N`
+    command (0.0 when it gives none), -1.0 when the call does not wait."""
+    if _WAIT_TOOL.search(tool):
+        for v in values:
+            if m := _SECONDS.search(v):
+                return float(m.group())
+        return 0.0
+    for v in values:
+        if ("sleep" in v or "wait" in v) and (m := _SLEEP_COMMAND.search(v)):
+            return float(m.group(1))
+    return -1.0
+
+
+_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}[tT ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\b\d{1,2}:\d{2}:\d{2}\b|\b1[6-9]\d{8}(?:\d{3})?\b")
+
+
+def result_clock(text: str, limit: int = 2000) -> str:
+    """A digest of the timestamps a result shows (ISO dates with a time, clock times, Unix epoch
+    seconds or milliseconds, relative times: "5 minutes ago") in its first `limit` characters, "" when it shows none. Two results of
+    one call with different clocks were taken at different times: evidence that a poll waited."""
+    head = text[:limit]
+    if ":" not in head and not any(c.isdigit() for c in head[:200]):
+        return ""
+    stamps = _CLOCK.findall(head) + ([m.group() for m in _AGO.finditer(head.casefold())] if " ago" in head else [])
+    return digest(" ".join(stamps))[:16] if stamps else ""
 
 
 def skeleton_signature(tool: str, tool_input: Any) -> str:

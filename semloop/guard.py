@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import features, messages, policy, signals
+from . import features, messages, policy, signals, volatile
 from .config import Config, fail_open
 from .redact import redact_text, redact_words
 from .embeddings import Embedder, load_embedder
@@ -189,6 +189,7 @@ class LoopGuard:
         short_words = features.short_result_words(result, size)
         said = " ".join(values) if is_message else ""  # a message's text
         asks = features.message_asks(said)  # "" for a tool call: it says nothing
+        pending = error_class is None and not is_message and features.is_pending(result, size)
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
@@ -216,12 +217,15 @@ class LoopGuard:
             # by their facts (`signals.same_facts`), so a long one's are never extracted
             facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),
             skeleton_sig=skeleton_sig,
-            pending=error_class is None and not is_message and features.is_pending(result, size),
+            pending=pending,
             acknowledged=features.is_acknowledgement(result, short_words, size, input_words),
             programs=features.program_files(entities),
             edits=features.is_edit(tool_input, values),
             search=search,
             plain_words=features.plain_words(values),
+            result_tokens=features.result_tokens(result),
+            wait=features.wait_seconds(tool, values),
+            clock=features.result_clock(text) if pending else "",
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -249,6 +253,7 @@ class LoopGuard:
         state, cfg = self.state, self.config.for_tool(step.tool)
         if step.facts:
             step.facts = _foreground_facts(state, step.facts)
+        volatile.learn(state, step)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = _is_novel(step, state, cfg)
         action = policy.escalate(state, found, step.novel, cfg)

@@ -234,6 +234,27 @@ def uses_new_value(state: SessionState, step: StepRecord) -> bool:
     return bool(step.entities - known)
 
 
+def poll_needed(state: SessionState, step: StepRecord, cfg: Config) -> int:
+    """Earlier matches a repeat needs: `min_repeats`, or for a result still in progress (`pending`)
+    the polling patience — only with evidence that time passed since the same call was last made:
+    another step between (a wait, other work), or a timestamp in the result that moved on
+    (`StepRecord.clock`). Back-to-back identical answers are asking again, not waiting. A poll whose
+    waits grow (30 s, 45 s, 60 s: a backoff) earns `backoff_poll_repeats`."""
+    if not (step.pending or (step.wait >= 0 and any(s.pending for s in state.window))):
+        return cfg.min_repeats  # (the waits of a poll are as patient as its checks)
+    same = [s for s in state.window if s.norm_sig == step.norm_sig]
+    if not same:
+        return cfg.poll_repeats
+    last = same[-1]
+    between = [s for s in state.window if s.index > last.index]
+    if not between and not (step.clock and last.clock and step.clock != last.clock):
+        return cfg.min_repeats
+    waits = [s.wait for s in state.window if s.index > same[0].index and s.wait > 0]
+    if len(waits) >= 2 and all(a < b for a, b in itertools.pairwise(waits)):
+        return max(cfg.poll_repeats, cfg.backoff_poll_repeats)
+    return cfg.poll_repeats
+
+
 # -- the layered (semantic) signals ----------------------------------------------------------
 
 
@@ -243,7 +264,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     A similar call whose result changes (polling a moving status, paginating, a failing test list
     that shrinks) does not count: only repeats that return the same content do.
     """
-    needed = cfg.poll_repeats if step.pending else cfg.min_repeats
+    needed = poll_needed(state, step, cfg)
     progress = since_progress(state, step)
     matches = [(prev.index, m) for prev in progress if (m := same_step(step, prev, cfg))]
     if len(matches) < needed and not step.is_message and _starts_at_a_reply(progress):
@@ -339,6 +360,8 @@ def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
         seq = recent[len(recent) - 2 * period + 1:] + [step]
         if same_step(seq[-1], seq[-2], cfg):  # a plain repeat, not a cycle
             continue
+        if any(s.wait >= 0 for s in seq) and any(s.pending for s in seq):
+            continue  # wait / check-status alternation: waiting, counted patiently by repeated_call
         scores = []
         for k in range(period):
             m = same_step(seq[-1 - k], seq[-1 - k - period], cfg)
@@ -445,7 +468,7 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         cluster.stale += 1
     else:
         cluster.results.append((step.result_hash, step.result_sketch, step.result_size))
-    limit = max(cfg.cluster_stale_limit, cfg.poll_repeats) if step.pending else cfg.cluster_stale_limit
+    limit = max(cfg.cluster_stale_limit, poll_needed(state, step, cfg))
     if is_stale and cluster.stale >= limit:
         return Signal("cluster", max(best_sim, 0.0), related,
                       f"{cluster.members} similar calls, {cluster.stale} without a new result")

@@ -1529,8 +1529,11 @@ def test_a_pending_word_in_a_long_output_is_not_a_status():
     run = {"command": "python -m pytest astropy/io/fits/tests/test_header.py -x"}
     assert [guard.record("bash", run, failure).action for _ in range(3)] == ["allow", "allow", "warn"]
     guard = LoopGuard(Config())
-    assert [guard.record("bash", {"command": "deploy status web"}, "Deployment status: building").action
-            for _ in range(4)] == ["allow"] * 4
+    actions = []
+    for _ in range(4):
+        guard.record("bash", {"command": "sleep 30"}, "")  # a poll: time passes between the checks
+        actions.append(guard.record("bash", {"command": "deploy status web"}, "Deployment status: building").action)
+    assert actions == ["allow"] * 4
     guard = LoopGuard(Config())
     reply = guard._step("respond", {"content": "Could you tell me the order id?"},
                         "I don't have it, it's the pending order from last week.", False)
