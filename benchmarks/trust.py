@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the table as JSON here")
     ap.add_argument("--half", choices=("dev", "test", "both"), default="both",
                     help="measure only this half (tune with --half dev)")
+    ap.add_argument("--variants", action="store_true", help="also measure the hard-stop variants")
     ap.add_argument("--peers", action="store_true", help="also run agent-loop-guard (PyPI) when installed")
     args = ap.parse_args(argv)
     groups = {}
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         groups[name] = (dev, test)
     halves = ("dev", "test") if args.half == "both" else (args.half,)
-    rows = trust.measure_groups(groups, peers=args.peers, progress=True, halves=halves)
+    rows = trust.measure_groups(groups, peers=args.peers, progress=True, halves=halves,
+                                variants=args.variants)
     print(trust.format_rows(rows))
     if args.json:
         with open(args.json, "w") as f:

@@ -103,6 +103,11 @@ class Config:
     max_warnings: int = 2
     """Soft blocks before the hard block: the (max_warnings + 1)-th flag stops the run."""
 
+    stop_gate: str = "same_loop"
+    """What the hard block needs besides `max_warnings` earlier warnings (`semloop.policy.STOP_GATES`):
+    "rules" (nothing more), "same_loop" (the flag continues the loop already warned about), "agree"
+    (two signal kinds agree on the step), or "same_loop+agree"."""
+
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""
 
@@ -153,6 +158,8 @@ class Config:
         _check(self.store is None or isinstance(self.store, str), f"store must be a URL string, got {self.store!r}")
         _check(isinstance(self.store_ttl, (int, float)) and self.store_ttl > 0,
                f"store_ttl must be a positive number of seconds, got {self.store_ttl!r}")
+        _check(self.stop_gate in ("rules", "same_loop", "agree", "same_loop+agree"),
+               f"stop_gate must be one of rules, same_loop, agree, same_loop+agree; got {self.stop_gate!r}")
         _check(self.language in ("en", "zh"), f"language must be 'en' or 'zh', got {self.language!r}")
         periods = tuple(self.cycle_periods)
         _check(all(isinstance(p, int) and p >= 2 for p in periods), f"cycle_periods must be integers >= 2, got {periods!r}")

@@ -166,3 +166,27 @@ def test_the_invariant_check_finds_a_violation():
     sem = [runner.replay(p, base) for p in prepared]
     exact = [runner.replay(p, runner.config_for("exact", base)) for p in prepared]
     assert trust.invariant_violations(prepared, sem, exact, 3) == {"loops": ["t"], "unchanged": ["t"]}
+
+
+# -- the hard block needs a second view: the flag continues the loop already warned about ---------
+# Mutation: `stop_allowed` always True (the old "third flag stops" rule): the first assertion fails.
+
+def test_three_flags_about_three_different_calls_do_not_stop_the_run():
+    """Warnings about three unrelated moments were each heeded: the agent moved on. The flag that
+    continues a warned loop (its evidence shares a step with the previous flag's) stops."""
+    calls = [("bash", {"command": "git status"}, "On branch main\nnothing to commit, working tree clean"),
+             ("read_file", {"path": "README.md"}, "# Billing service\nRun make test before pushing."),
+             ("http_get", {"url": "https://api.example/v1/health"}, '{"ok": true, "version": "4.2.1"}')]
+    steps = [call for call in calls for _ in range(3)]
+    steps.append(steps[-1])
+    actions = _actions(steps)
+    assert actions[2] == actions[5] == actions[8] == "warn" and "stop" not in actions[:9]
+    assert actions[9] == "stop"
+    assert _actions(steps, Config(embedding="hashing", stop_gate="rules"))[8] == "stop"
+
+
+def test_the_first_flag_stops_when_no_warning_is_wanted():
+    loop = ("bash", {"command": "cat /nope"}, "cat: /nope: No such file or directory")
+    assert _actions([loop] * 3, Config(embedding="hashing", max_warnings=0)) == ["allow", "allow", "stop"]
+    with pytest.raises(ValueError, match="stop_gate"):
+        Config(stop_gate="sometimes")

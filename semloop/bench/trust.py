@@ -71,9 +71,16 @@ def invariant_violations(prepared: Sequence[Prepared], semloop: Sequence[TraceOu
 
 # -- the per-group table ---------------------------------------------------------------------
 
+HARD_VARIANTS: dict[str, dict[str, Any]] = {
+    f"stop:{gate}/{warnings + 1}": {"stop_gate": gate, "max_warnings": warnings}
+    for gate in ("rules", "same_loop", "agree", "same_loop+agree") for warnings in (2, 3, 4)
+    if (gate, warnings) != ("same_loop", 2)}
+"""Hard-block variants measured beside the default (their first warnings are the default's)."""
+
 
 def measure_groups(groups: dict[str, tuple[str, str]], base: Config | None = None, peers: bool = False,
-                   progress: bool = False, halves: Sequence[str] = ("dev", "test")) -> list[dict[str, Any]]:
+                   progress: bool = False, halves: Sequence[str] = ("dev", "test"),
+                   variants: bool = False) -> list[dict[str, Any]]:
     """One row per group and half (dev, test) and one pooled row per half."""
     from . import runner
 
@@ -94,6 +101,9 @@ def measure_groups(groups: dict[str, tuple[str, str]], base: Config | None = Non
             exact_cfg = runner.config_for("exact", base)
             ex = [runner.replay(p, exact_cfg) for p in prepared]
             detectors = {"semloop": sem, "exact": ex}
+            for name, changes in (HARD_VARIANTS if variants else {}).items():
+                cfg = base.replace(**changes)
+                detectors[name] = [runner.replay(p, cfg) for p in prepared]
             if peers:
                 from . import peers as peer_mod
 
