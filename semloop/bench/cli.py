@@ -12,7 +12,7 @@ from ..traces import FORMATS
 
 
 def add_cli(subparsers) -> None:
-    from . import DETECTORS
+    from . import DETECTORS, PEERS
 
     p = subparsers.add_parser(
         "bench", help="benchmark detectors on labelled traces",
@@ -20,7 +20,8 @@ def add_cli(subparsers) -> None:
                     "latency/memory for each detector, written as results.md, results.json and PNG plots.")
     p.add_argument("data", nargs="+", metavar="DATA", help="labelled JSONL trace file(s)")
     p.add_argument("--detectors", default="all",
-                   help=f"comma-separated subset of: {','.join(DETECTORS)} (default: all)")
+                   help=f"comma-separated subset of: {','.join([*DETECTORS, *PEERS])} (default: all; a peer "
+                        "whose package is not installed is skipped)")
     p.add_argument("--out", metavar="DIR",
                    help="output directory (default: a new folder ./semloop-bench-YYYYmmdd-HHMMSS, so committed "
                         "results are never overwritten; benchmarks/run.sh passes --out benchmarks/results)")
