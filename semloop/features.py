@@ -730,6 +730,33 @@ def _skeleton_digest(normalized_tool: str, normalized_value: Any, normalized_jso
 _ID_KEY = re.compile(r"(?:^|[_-])(?:id|ids|bid|uid|uuid|ref|idx|index)$")
 
 
+# Keys whose value names a record (`reservation_id`, `order_ids`, `uuid`): not a page element
+# (`bid`), which a browser renumbers on every render, nor a position (`index`).
+_RECORD_KEY = re.compile(r"(?:^|[_-])(?:id|ids|uuid)$")
+
+
+def id_values(tool_input: Any, limit: int = 16) -> frozenset[str]:
+    """The values of a call's record-id arguments (`_RECORD_KEY`: `reservation_id`, `order_id`),
+    casefolded: `HXDUBJ` names a record though it has no digit. Calls on different ids
+    act on different things (batch work), however alike their answers."""
+    out: list[str] = []
+
+    def walk(value: Any, key: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k).casefold())
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v, key)
+        elif value is not None and not isinstance(value, bool) and _RECORD_KEY.search(key):
+            out.append(str(value).casefold())
+
+    walk(tool_input, "")
+    return frozenset(out)
+
+
 def _mark_ids(value: Any, key: str = "") -> Any:
     """`value` with the leaves under identifier keys (`_ID_KEY`) prefixed by `#`, which `_NUMBER`
     does not mask: clicking element 1123, then 845, is two targets, not a number creeping. None

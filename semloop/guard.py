@@ -224,6 +224,7 @@ class LoopGuard:
             search=search,
             plain_words=features.plain_words(values),
             result_tokens=features.result_tokens(result),
+            ids=features.id_values(tool_input),
             wait=features.wait_seconds(tool, values),
             clock=features.result_clock(text) if pending else "",
         )

@@ -109,9 +109,15 @@ def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
     """`same_detailed_short_result` for calls that do not differ in an id or a number: a detailed
     answer that two calls share word for word came from one query, however the arguments were
     spelled. Calls that differ in an id or a number are batch work, whatever they answer."""
-    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w):
+    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w) or different_ids(a, b):
         return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
     return same_detailed_short_result(a, b)
+
+
+def different_ids(a: StepRecord, b: StepRecord) -> bool:
+    """Calls whose identifier arguments name different things (`reservation_id` HXDUBJ, then
+    AJVCTQ; `features.id_values`): batch work over entities, not one action again."""
+    return bool(a.ids) and bool(b.ids) and a.ids != b.ids
 
 
 def different_programs(a: StepRecord, b: StepRecord) -> bool:
@@ -364,6 +370,8 @@ def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
             continue  # wait / check-status alternation: waiting, counted patiently by repeated_call
         scores = []
         for k in range(period):
+            if different_ids(seq[-1 - k], seq[-1 - k - period]):
+                break  # the same calls over other records (look up A, cancel A, look up B, …): batch work
             m = same_step(seq[-1 - k], seq[-1 - k - period], cfg)
             if m is None:
                 break

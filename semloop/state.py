@@ -50,6 +50,7 @@ class StepRecord:
     closing: bool = False  # a message that only closes: thanks, goodbye (features.is_closing)
     wait: float = -1.0  # seconds the call waits (a sleep / wait tool, `sleep N`); -1 when it does not (features.wait_seconds)
     clock: str = ""  # digest of the timestamps its result shows (features.result_clock)
+    ids: frozenset = frozenset()  # values of its identifier arguments (features.id_values)
     result_tokens: tuple = ()  # token hashes of a short result, for learning its volatile places (semloop.volatile)
 
 

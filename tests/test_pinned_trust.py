@@ -190,3 +190,23 @@ def test_the_first_flag_stops_when_no_warning_is_wanted():
     assert _actions([loop] * 3, Config(embedding="hashing", max_warnings=0)) == ["allow", "allow", "stop"]
     with pytest.raises(ValueError, match="stop_gate"):
         Config(stop_gate="sometimes")
+
+
+# -- batch work over records is not a cycle -------------------------------------------------------
+# Mutation: `different_ids` always False (the lookup/cancel alternation below is then a `cycle`).
+
+def test_look_up_and_cancel_over_different_reservations_is_batch_work():
+    """Look up A, cancel A, look up B, cancel B, …: the same two calls over other records (ids
+    without digits, `HXDUBJ`, are ids too: they sit under a `reservation_id` key). A browser's
+    element ids (`bid`) are not record ids: the page renumbers them."""
+    record = {"user_id": "mia_li_3668", "origin": "JFK", "destination": "SEA", "flight_type": "round_trip",
+              "cabin": "economy", "passengers": 2, "payment": "credit_card", "insurance": "no"}
+    steps = []
+    for rid in ("NO6JOQ", "AJVCTQ", "HXDUBJ", "PQRSTU"):
+        steps.append(("get_reservation_details", {"reservation_id": rid},
+                      json.dumps({"reservation_id": rid, **record, "status": "confirmed"})))
+        steps.append(("cancel_reservation", {"reservation_id": rid},
+                      json.dumps({"reservation_id": rid, **record, "status": "cancelled"})))
+    assert _actions(steps, Config()) == ["allow"] * 8
+    assert features.id_values({"reservation_id": "HXDUBJ", "bid": "12", "nested": {"order_ids": ["#W1"]}}) == \
+        frozenset({"hxdubj", "#w1"})
