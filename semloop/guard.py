@@ -103,6 +103,23 @@ class LoopGuard:
 
             self.store = open_store(url)
 
+    def resume(self) -> "LoopGuard":
+        """Lift a stop and forget the warnings (the user stepped in), keeping the loop memory:
+        going back to the same loop is flagged again at once. A stored session is resumed in the
+        store. Returns self."""
+        with self._lock:
+            if self.store is None:
+                self.state.resume()
+                return self
+
+            def lift(stored: SessionState | None) -> SessionState:
+                self.state = self._stored_state(stored)
+                self.state.resume()
+                return self.state
+
+            self.store.update(self.session, lift)
+        return self
+
     @property
     def stopped(self) -> bool:
         return self.state.stopped

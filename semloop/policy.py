@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from .config import Config
 from .state import SessionState
-from .verdict import Action, Signal
+from .verdict import Action, Signal, SignalKind
 
-# Order in which signal kinds explain a verdict (most specific first).
-KIND_ORDER = ("exact", "normalized", "paraphrase", "cycle", "same_result", "conversation", "cluster")
+# Order in which signal kinds explain a verdict (most specific first): the layered detector's kinds.
+KIND_ORDER = tuple(k.value for k in SignalKind)[:7]
 
 
 STOP_GATES = ("rules", "same_loop", "agree", "same_loop+agree")

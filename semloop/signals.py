@@ -17,10 +17,11 @@ from .config import Config
 from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
+from .verdict import SignalKind as K
 
 SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
-_CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
+_CALL_KIND_RANK = {K.EXACT.value: 0, K.NORMALIZED.value: 1, K.PARAPHRASE.value: 2}
 ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
 GENERIC_ERRORS = frozenset({"exit", "error", "other"})
 ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
@@ -38,12 +39,12 @@ BACKGROUND_FACT = 4  # a fact this many earlier brief results stated is backgrou
 def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
     """How two calls relate: ("exact"|"normalized", 1.0) or ("paraphrase", cosine)."""
     if a.exact_sig == b.exact_sig:
-        return "exact", 1.0
+        return K.EXACT.value, 1.0
     if a.norm_sig == b.norm_sig:
-        return "normalized", 1.0
+        return K.NORMALIZED.value, 1.0
     if a.call_vec is None or b.call_vec is None:
-        return "paraphrase", 0.0
-    return "paraphrase", float(np.dot(a.call_vec, b.call_vec))
+        return K.PARAPHRASE.value, 0.0
+    return K.PARAPHRASE.value, float(np.dot(a.call_vec, b.call_vec))
 
 
 def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> float:
@@ -159,7 +160,7 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     through a form on an unchanged page is work, not a loop.)
     """
     kind, call_sim = call_match(a, b)
-    if kind != "paraphrase":
+    if kind != K.PARAPHRASE:
         res_sim = result_match(a, b)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     if a.is_message or b.is_message:
@@ -288,7 +289,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
         # whose failure list shrank after an edit is failing less, which is progress.
         matches = [(prev.index, m) for prev in state.window
                    if prev.is_error and prev.result_hash == step.result_hash
-                   and (m := same_step(step, prev, cfg)) and m[0] != "paraphrase"]
+                   and (m := same_step(step, prev, cfg)) and m[0] != K.PARAPHRASE]
         if 0 < len(matches) < needed:
             matches = _succeeded_before(state, step, first_failure=matches[0][0]) + matches
     if len(matches) < needed:
@@ -305,7 +306,7 @@ def _succeeded_before(state: SessionState, step: StepRecord, first_failure: int)
     "already exists" twice), so that success was the first of the repeats. After another write,
     the run that passed and then fails checks the edit (`state.last_write`). An earlier failure
     of another kind is not a success."""
-    return [(prev.index, ("exact", 1.0)) for prev in state.window
+    return [(prev.index, (K.EXACT.value, 1.0)) for prev in state.window
             if state.last_write <= prev.index < first_failure and not prev.is_error
             and prev.exact_sig == step.exact_sig]
 
@@ -349,7 +350,7 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
             hits.append((prev.index, sim))
     if len(hits) < cfg.error_repeats:
         return None
-    return Signal("same_result", min(s for _, s in hits), tuple(i for i, _ in hits))
+    return Signal(K.SAME_RESULT.value, min(s for _, s in hits), tuple(i for i, _ in hits))
 
 
 def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
@@ -377,7 +378,7 @@ def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
                 break
             scores.append(m[1])
         else:
-            return Signal("cycle", min(scores), tuple(s.index for s in seq[:-1]))
+            return Signal(K.CYCLE.value, min(scores), tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -408,7 +409,7 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
     same_object = bool(frozenset.intersection(step.ask_terms, *(p.ask_terms for p in group)))
     if score < cfg.message_threshold and not (same_object and score >= SAME_ASK_SIMILARITY):
         return None
-    return Signal("conversation", score, tuple(p.index for p in group),
+    return Signal(K.CONVERSATION.value, score, tuple(p.index for p in group),
                   f"{len(group) + 1} messages asking for the same thing, no new tool result in between")
 
 
@@ -419,7 +420,7 @@ def _closing_again(state: SessionState, step: StepRecord, cfg: Config) -> Signal
     last = list(itertools.islice(reversed(state.window), cfg.message_repeats))
     if len(last) < cfg.message_repeats or not all(p.closing for p in last):
         return None
-    return Signal("conversation", 1.0, tuple(sorted(p.index for p in last)),
+    return Signal(K.CONVERSATION.value, 1.0, tuple(sorted(p.index for p in last)),
                   f"{len(last) + 1} closing messages in a row: the conversation is not ending")
 
 
@@ -478,7 +479,7 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         cluster.results.append((step.result_hash, step.result_sketch, step.result_size))
     limit = max(cfg.cluster_stale_limit, poll_needed(state, step, cfg))
     if is_stale and cluster.stale >= limit:
-        return Signal("cluster", max(best_sim, 0.0), related,
+        return Signal(K.CLUSTER.value, max(best_sim, 0.0), related,
                       f"{cluster.members} similar calls, {cluster.stale} without a new result")
     return None
 
@@ -500,7 +501,7 @@ def exact_window(state: SessionState, step: StepRecord, cfg: Config) -> Signal |
     """Baseline `exact`: the last `exact_window` calls have identical signatures."""
     seq = _last(state, step, cfg.exact_window)
     if seq and _all_same(s.exact_sig for s in seq):
-        return Signal("exact", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.EXACT.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -508,7 +509,7 @@ def normalized_window(state: SessionState, step: StepRecord, cfg: Config) -> Sig
     """Baseline `normalized`: the same on normalized signatures."""
     seq = _last(state, step, cfg.exact_window)
     if seq and _all_same(s.norm_sig for s in seq):
-        return Signal("normalized", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.NORMALIZED.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -517,7 +518,7 @@ def tool_count(state: SessionState, step: StepRecord, cfg: Config) -> Signal | N
     count = state.tool_counts[step.tool] + 1
     if count >= cfg.count_limit:
         related = tuple(s.index for s in state.window if s.tool == step.tool)
-        return Signal("count", float(count), related, f"{step.tool} called {count} times")
+        return Signal(K.COUNT.value, float(count), related, f"{step.tool} called {count} times")
     return None
 
 
@@ -526,15 +527,15 @@ def openhands_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     A/B/A/B/A/B over the last 6 action/observation pairs."""
     seq = _last(state, step, 4)
     if seq and _all_same(s.exact_sig for s in seq) and _all_same(s.result_hash for s in seq):
-        return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.OPENHANDS.value, 1.0, tuple(s.index for s in seq[:-1]))
     seq = _last(state, step, 3)
     if seq and _all_same(s.exact_sig for s in seq) and all(s.is_error for s in seq):
-        return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.OPENHANDS.value, 1.0, tuple(s.index for s in seq[:-1]))
     seq = _last(state, step, 6)
     if seq:
         pairs = [(s.exact_sig, s.result_hash) for s in seq]
         if _all_same(pairs[0::2]) and _all_same(pairs[1::2]) and pairs[0] != pairs[1]:
-            return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+            return Signal(K.OPENHANDS.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -547,7 +548,7 @@ def gemini_cli_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Sign
             break
         sigs = [s.exact_sig for s in seq]
         if all(sigs[i] == sigs[i % length] for i in range(len(sigs))):
-            return Signal("gemini-cli", 1.0, tuple(s.index for s in seq[:-1]))
+            return Signal(K.GEMINI_CLI.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -555,14 +556,14 @@ def roo_code_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal
     """Roo-Code-style: the 4th consecutive identical call (key-order-insensitive) is blocked."""
     seq = _last(state, step, 4)
     if seq and _all_same(s.exact_sig for s in seq):
-        return Signal("roo-code", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.ROO_CODE.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
 def crewai_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
     """CrewAI-style: a call identical (tool and args) to the immediately preceding one."""
     if state.window and state.window[-1].exact_sig == step.exact_sig:
-        return Signal("crewai", 1.0, (state.window[-1].index,))
+        return Signal(K.CREWAI.value, 1.0, (state.window[-1].index,))
     return None
 
 

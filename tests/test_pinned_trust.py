@@ -210,3 +210,20 @@ def test_look_up_and_cancel_over_different_reservations_is_batch_work():
     assert _actions(steps, Config()) == ["allow"] * 8
     assert features.id_values({"reservation_id": "HXDUBJ", "bid": "12", "nested": {"order_ids": ["#W1"]}}) == \
         frozenset({"hxdubj", "#w1"})
+
+
+# -- LoopGuard.resume and the one list of signal kinds --------------------------------------------
+
+def test_resume_lifts_a_stop_and_keeps_the_loop_memory(tmp_path):
+    """Mutation: `resume` forgets the window (the loop is then flagged only after two more calls)."""
+    from semloop.verdict import SignalKind
+
+    loop = ("bash", {"command": "cat /nope"}, "cat: /nope: No such file or directory")
+    for guard in (LoopGuard(Config(embedding="hashing")),
+                  LoopGuard(Config(embedding="hashing"), store=f"sqlite:///{tmp_path / 's.db'}", session="s1")):
+        actions = [guard.record(*loop).action for _ in range(5)]
+        assert actions[-1] == "stop" and guard.stopped
+        assert guard.resume() is guard and not guard.stopped and guard.state.warnings == 0
+        verdict = guard.record(*loop)
+        assert verdict.action == "warn" and verdict.signals[0].kind == SignalKind.EXACT == "exact"
+    assert [k.value for k in SignalKind][:7] == list(__import__("semloop").policy.KIND_ORDER)
