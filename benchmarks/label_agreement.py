@@ -31,7 +31,7 @@ from labeled_splits import load_labels  # noqa: E402  (the converters' label rea
 LABELS = HERE / "labels"
 SECOND = LABELS / "second_reader.jsonl"
 TRACE_FILES = [HERE / "data" / "real_tau_airline_dev.jsonl"]  # traces that carry their own labels
-REAL_TEST_LOOP_RATE = 292 / 1574  # every real test half and blind batch (docs/detection.md, stop 26)
+REAL_TEST_LOOP_RATE = 292 / 1574  # every real test half and blind batch (docs/history.md, stop 26)
 
 
 def first_labels() -> dict[str, dict]:

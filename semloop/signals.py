@@ -292,11 +292,30 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
                    and (m := same_step(step, prev, cfg)) and m[0] != K.PARAPHRASE]
         if 0 < len(matches) < needed:
             matches = _succeeded_before(state, step, first_failure=matches[0][0]) + matches
+    if len(matches) < needed and (flip := _flipping(state, step, needed)):
+        matches = flip
     if len(matches) < needed:
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
     score = min(m[1] for _, m in matches)
     return Signal(kind, score, tuple(i for i, _ in matches))
+
+
+def _flipping(state: SessionState, step: StepRecord, needed: int) -> list[tuple[int, tuple[str, float]]]:
+    """The very same call made back to back, its results flipping between two (a sort order
+    toggled: A, B, A): no result is new to the run, however the two differ. The calls before it in
+    a row, as matches; [] otherwise. (A, B, B changed once and stayed: news.)"""
+    run = []
+    for prev in reversed(state.window):
+        if prev.exact_sig != step.exact_sig:
+            break
+        run.append(prev)
+    if len(run) < needed or run[0].result_hash == step.result_hash:
+        return []
+    hashes = {p.result_hash for p in run}
+    if len(hashes) != 2 or step.result_hash not in hashes:
+        return []
+    return [(p.index, (K.EXACT.value, 1.0)) for p in reversed(run)]
 
 
 def _succeeded_before(state: SessionState, step: StepRecord, first_failure: int) -> list[tuple[int, tuple[str, float]]]:

@@ -227,3 +227,17 @@ def test_resume_lifts_a_stop_and_keeps_the_loop_memory(tmp_path):
         verdict = guard.record(*loop)
         assert verdict.action == "warn" and verdict.signals[0].kind == SignalKind.EXACT == "exact"
     assert [k.value for k in SignalKind][:7] == list(__import__("semloop").policy.KIND_ORDER)
+
+
+# -- the very same call, results flipping between two ---------------------------------------------
+# Mutation: drop `_flipping` from `repeated_call` (the toggle below is then never flagged).
+
+def test_a_toggle_clicked_again_and_again_is_a_repeat_though_its_two_pages_differ():
+    """Sort by price, click the same header again and again: the page flips between ascending and
+    descending (WebArena task_226 on dev). No result is new to the run; exact matching flags the
+    third click. Changed once and then the same (A, B, B) is news."""
+    rows = [f"Amazon Basics item {i}: ${i * 7 + 3}.99" for i in range(40)]
+    up, down = "\n".join(rows[:20]), "\n".join(rows[-20:][::-1])
+    click = ("click", {"bid": "1392"})
+    assert _actions([(*click, up), (*click, down), (*click, up)])[2] == "warn"
+    assert _actions([(*click, up), (*click, down), (*click, down)])[2] == "allow"
