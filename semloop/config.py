@@ -106,7 +106,8 @@ class Config:
     stop_gate: str = "same_loop"
     """What the hard block needs besides `max_warnings` earlier warnings (`semloop.policy.STOP_GATES`):
     "rules" (nothing more), "same_loop" (the flag continues the loop already warned about), "agree"
-    (two signal kinds agree on the step), or "same_loop+agree"."""
+    (two signal kinds agree on the step), or "same_loop+agree". The layered detector only: the
+    baselines stop at the flag after `max_warnings`, as their recipes do."""
 
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""

@@ -274,7 +274,9 @@ class LoopGuard:
         volatile.learn(state, step)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = _is_novel(step, state, cfg)
-        may_stop = policy.stop_allowed(state, found, step.norm_sig, cfg.stop_gate) if found else True
+        # the baselines keep their own recipe: the flag after `max_warnings` stops
+        gate = cfg.stop_gate if cfg.detector == "semantic" else "rules"
+        may_stop = policy.stop_allowed(state, found, step.norm_sig, gate) if found else True
         action = policy.escalate(state, found, step.novel, cfg, may_stop)
         if step.novel:
             state.last_novel = step.index
