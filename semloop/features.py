@@ -486,20 +486,28 @@ def mask_keyed(text: str) -> str:
     return text
 
 
-_RESULT_TOKEN = re.compile(r"\w+|[^\w\s]")
 RESULT_TOKENS = 400
 """Tokens of a result kept for learning its volatile places (`semloop.volatile`): the first 400."""
+_FRACTION = re.compile(r"\d/\d|\d%")
+_PUNCT = ",;:()[]{}\"'"
 
 
 def result_tokens(normalized_result: str) -> tuple[int, ...]:
-    """The tokens (words, single punctuation marks) of a normalized result of up to
-    `KEYED_MASK_CHARS` characters, each as a hash (a stored step keeps no readable text of its
-    result) whose lowest bit says whether the token has a digit, for comparing the results of one
-    call place by place (`semloop.volatile`). () for a longer or empty result."""
+    """The whitespace-separated tokens of a normalized result of up to `KEYED_MASK_CHARS`
+    characters, each as a hash (a stored step keeps no readable text of its result) whose two
+    lowest bits say whether the token is shaped like a volatile value (bit 0: a digit in an id, a
+    key=value, a number of 4+ digits; not a bare small number, "5 failed", which counts
+    something) and whether it is a count against a whole (bit 1: `2/4`, `45%`), for comparing the results of one call place by place
+    (`semloop.volatile`). () for a longer or empty result."""
     if not normalized_result or len(normalized_result) > KEYED_MASK_CHARS:
         return ()
-    return tuple(zlib.crc32(t.encode()) << 1 | any(c.isdigit() for c in t)
-                 for t in _RESULT_TOKEN.findall(normalized_result)[:RESULT_TOKENS])
+    out = []
+    for t in normalized_result.split()[:RESULT_TOKENS]:
+        digit = any(c.isdigit() for c in t)
+        if digit and len(t) <= 5 and t.strip(_PUNCT).replace(".", "").isdigit() and len(t.strip(_PUNCT)) <= 3:
+            digit = False  # a bare small number counts something ("5 failed"): a quantity, news when it changes
+        out.append(zlib.crc32(t.encode()) << 2 | (2 if digit and _FRACTION.search(t) else 0) | digit)
+    return tuple(out)
 
 
 # Element ids at the head of an accessibility-tree line (`[2226] link 'Page 2'`: the page format of

@@ -7,7 +7,7 @@ directory that flips. Rather than add a mask per tool, the guard compares the re
 same call (normalized signature) with each other:
 
 - two results of one call differ in a few short places (`changed_places`): each place is named by
-  the tokens just before it (`durationms =`, `, pid`, `cwd = /`);
+  the (whitespace-separated) tokens just before it;
 - when the last `VOLATILE_REPEATS` results of one call each differed from the one before at the
   very same places and nowhere else, those places change at every repeat: they are noise, and the
   results are one result (`learn`);
@@ -18,7 +18,7 @@ same call (normalized signature) with each other:
 
 Only results of up to `features.KEYED_MASK_CHARS` normalized characters are tokenized
 (`features.result_tokens`): status lines, tool receipts, short logs, where volatile details decide
-"same result". A difference spanning more than `VOLATILE_SPAN` tokens, or more than a third of the
+"same result". A difference spanning more than `VOLATILE_SPAN` tokens, or more than half of the
 result, is content, not a detail.
 """
 
@@ -29,19 +29,19 @@ import zlib
 
 from .state import SessionState, StepRecord
 
-VOLATILE_SPAN = 6  # tokens one volatile place may span (a path of a few parts, an id in pieces)
+VOLATILE_SPAN = 3  # tokens one volatile place may span (`session sess-8, pid 4312` is two places)
 VOLATILE_REPEATS = 2  # consecutive differences at the same places that make those places noise
-CONTEXT_TOKENS = 3  # tokens before a place that name it
-_MERGE_GAP = 2  # places this close together are one (`/repo/a/b` → `/tmp/c/d` differs part by part)
+CONTEXT_TOKENS = 2  # unchanged tokens before a place that name it
+_MERGE_GAP = 0  # changed tokens side by side are one place
 # A count stated against a whole (`ready 2/4`, `45%`, `3 of 7`) measures progress: it is news however
 # often it changes.
-_PROGRESS = frozenset(zlib.crc32(t.encode()) << 1 for t in ("/", "%", "of"))
+_OF = zlib.crc32(b"of") << 2
 
 
 def changed_places(old: tuple[int, ...], new: tuple[int, ...],
                    seen: frozenset[int] = frozenset()) -> frozenset[tuple[int, ...]] | None:
     """The places where two token lists (`features.result_tokens`) differ, each named by the
-    `CONTEXT_TOKENS` tokens before it; empty when equal; None when they differ in content: a long
+    `CONTEXT_TOKENS` unchanged tokens before it; empty when equal; None when they differ in content: a long
     or large change, or a place whose values are words never seen before (`pending` → `running`:
     a status moved on). A volatile value has a digit (a counter, a duration, an id, a pid, a
     receipt) or flips to or from a value another repeat showed (`seen`: a working directory)."""
@@ -54,17 +54,24 @@ def changed_places(old: tuple[int, ...], new: tuple[int, ...],
             spans[-1][1], spans[-1][3] = i2, j2
         else:
             spans.append([i1, i2, j1, j2])
-    if any(j2 < len(new) and new[j2] in _PROGRESS for _, _, _, j2 in spans):
-        return None  # a count against a whole moved on: progress
+    if any(t & 2 for _, _, j1, j2 in spans for t in new[j1:j2]) or any(
+            j2 < len(new) and new[j2] == _OF for _, _, _, j2 in spans):
+        return None  # a count against a whole moved on (`2/4`, `45%`, `3 of 7`): progress
     for i1, i2, j1, j2 in spans:
         values = old[i1:i2] + new[j1:j2]
         flips = (j2 > j1 and set(new[j1:j2]) <= seen) or (i2 > i1 and set(old[i1:i2]) <= seen)
         if not (flips or any(t & 1 for t in values)):
             return None  # new words in place of old ones: content
     changed = sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in spans)
-    if changed * 3 > max(len(old), len(new)) or any(max(i2 - i1, j2 - j1) > VOLATILE_SPAN for i1, i2, j1, j2 in spans):
+    if changed * 2 > max(len(old), len(new)) or any(max(i2 - i1, j2 - j1) > VOLATILE_SPAN for i1, i2, j1, j2 in spans):
         return None
-    return frozenset(old[max(i1 - CONTEXT_TOKENS, 0):i1] for i1, _, _, _ in spans)
+    changed_at = {i for i1, i2, _, _ in spans for i in range(i1, i2)}
+
+    def context(i1: int) -> tuple[int, ...]:  # the unchanged tokens just before a place
+        before = [old[i] for i in range(i1 - 1, -1, -1) if i not in changed_at][:CONTEXT_TOKENS]
+        return tuple(reversed(before))
+
+    return frozenset(context(i1) for i1, _, _, _ in spans)
 
 
 def learn(state: SessionState, step: StepRecord) -> bool:

@@ -63,9 +63,10 @@ def test_content_that_stays_then_changes_is_news():
 
 def test_changed_places_names_each_place_by_what_precedes_it():
     tok = features.result_tokens
-    a, b = tok("took 180 ms cwd=/repo/a"), tok("took 233 ms cwd=/repo/b")
+    a, b = tok("tests ok: 3 passed, durationms=180 cwd=/repo/a"), tok("tests ok: 3 passed, durationms=233 cwd=/repo/b")
     places = volatile.changed_places(a, b, seen=frozenset(tok("cwd=/repo/a")))
-    assert places is not None and len(places) == 2
+    assert places is not None and len(places) == 1  # side by side: one place
+    assert volatile.changed_places(tok("5 failed, 15 passed"), tok("3 failed, 17 passed")) is None  # counts
     assert volatile.changed_places(a, a) == frozenset()
     assert volatile.changed_places(tok("status: pending"), tok("status: running")) is None  # new words
     long_a, long_b = tok(" ".join(f"w{i}" for i in range(30))), tok(" ".join(f"v{i}" for i in range(30)))
