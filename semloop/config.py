@@ -62,6 +62,10 @@ class Config:
     """Earlier matching steps needed when the result reports a status still in progress ("queued",
     "Building"): waiting on a deploy polls the same call several times before it changes."""
 
+    backoff_poll_repeats: int = 8
+    """Earlier matching steps needed for a poll whose waits grow each time (30 s, 45 s, 60 s: a
+    backoff), for a status still in progress."""
+
     error_repeats: int = 2
     """Earlier steps with the same error (from related, possibly different, calls) needed to flag."""
 
@@ -98,6 +102,12 @@ class Config:
 
     max_warnings: int = 2
     """Soft blocks before the hard block: the (max_warnings + 1)-th flag stops the run."""
+
+    stop_gate: str = "same_loop"
+    """What the hard block needs besides `max_warnings` earlier warnings (`semloop.policy.STOP_GATES`):
+    "rules" (nothing more), "same_loop" (the flag continues the loop already warned about), "agree"
+    (two signal kinds agree on the step), or "same_loop+agree". The layered detector only: the
+    baselines stop at the flag after `max_warnings`, as their recipes do."""
 
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""
@@ -146,7 +156,7 @@ class Config:
             _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
         for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",
                      "recovery_steps", "exact_window", "count_limit", "max_text_chars", "message_repeats",
-                     "poll_repeats"):
+                     "poll_repeats", "backoff_poll_repeats"):
             value = getattr(self, name)
             _check(isinstance(value, int) and value >= 1, f"{name} must be a positive integer, got {value!r}")
         _check(isinstance(self.max_warnings, int) and self.max_warnings >= 0,
@@ -157,6 +167,8 @@ class Config:
         _check(self.store is None or isinstance(self.store, str), f"store must be a URL string, got {self.store!r}")
         _check(isinstance(self.store_ttl, (int, float)) and self.store_ttl > 0,
                f"store_ttl must be a positive number of seconds, got {self.store_ttl!r}")
+        _check(self.stop_gate in ("rules", "same_loop", "agree", "same_loop+agree"),
+               f"stop_gate must be one of rules, same_loop, agree, same_loop+agree; got {self.stop_gate!r}")
         _check(self.language in ("en", "zh"), f"language must be 'en' or 'zh', got {self.language!r}")
         periods = tuple(self.cycle_periods)
         _check(all(isinstance(p, int) and p >= 2 for p in periods), f"cycle_periods must be integers >= 2, got {periods!r}")

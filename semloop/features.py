@@ -486,6 +486,30 @@ def mask_keyed(text: str) -> str:
     return text
 
 
+RESULT_TOKENS = 400
+"""Tokens of a result kept for learning its volatile places (`semloop.volatile`): the first 400."""
+_FRACTION = re.compile(r"\d/\d|\d%")
+_PUNCT = ",;:()[]{}\"'"
+
+
+def result_tokens(normalized_result: str) -> tuple[int, ...]:
+    """The whitespace-separated tokens of a normalized result of up to `KEYED_MASK_CHARS`
+    characters, each as a hash (a stored step keeps no readable text of its result) whose two
+    lowest bits say whether the token is shaped like a volatile value (bit 0: a digit in an id, a
+    key=value, a number of 4+ digits; not a bare small number, "5 failed", which counts
+    something) and whether it is a count against a whole (bit 1: `2/4`, `45%`), for comparing the results of one call place by place
+    (`semloop.volatile`). () for a longer or empty result."""
+    if not normalized_result or len(normalized_result) > KEYED_MASK_CHARS:
+        return ()
+    out = []
+    for t in normalized_result.split()[:RESULT_TOKENS]:
+        digit = any(c.isdigit() for c in t)
+        if digit and len(t) <= 5 and t.strip(_PUNCT).replace(".", "").isdigit() and len(t.strip(_PUNCT)) <= 3:
+            digit = False  # a bare small number counts something ("5 failed"): a quantity, news when it changes
+        out.append(zlib.crc32(t.encode()) << 2 | (2 if digit and _FRACTION.search(t) else 0) | digit)
+    return tuple(out)
+
+
 # Element ids at the head of an accessibility-tree line (`[2226] link 'Page 2'`: the page format of
 # WebArena, BrowserGym and OpenHands' browser). The browser numbers the elements anew on each
 # render, so one page seen twice differs in every id; they are volatile, like a clock.
@@ -656,6 +680,41 @@ def is_pending(normalized_result: str, size: int) -> bool:
     return size <= PENDING_WORDS and bool(_PENDING.search(head))
 
 
+# A call that waits: a tool named sleep / wait / delay / pause (or ending so: `mcp__x__wait_for`),
+# or a shell command that sleeps. Its number is how long (seconds, as given).
+_WAIT_TOOL = re.compile(r"(?:^|[_.:/-])(?:sleep|wait|wait_for|delay|pause)$", re.IGNORECASE)
+_SLEEP_COMMAND = re.compile(r"(?:^|[;&|(]\s*)(?:sleep|wait)\s+(\d+(?:\.\d+)?)")
+_SECONDS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def wait_seconds(tool: str, values: list[str]) -> float:
+    """How long the call waits: the first number of a wait tool's arguments or of a `sleep N`
+    command (0.0 when it gives none), -1.0 when the call does not wait."""
+    if _WAIT_TOOL.search(tool):
+        for v in values:
+            if m := _SECONDS.search(v):
+                return float(m.group())
+        return 0.0
+    for v in values:
+        if ("sleep" in v or "wait" in v) and (m := _SLEEP_COMMAND.search(v)):
+            return float(m.group(1))
+    return -1.0
+
+
+_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}[tT ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\b\d{1,2}:\d{2}:\d{2}\b|\b1[6-9]\d{8}(?:\d{3})?\b")
+
+
+def result_clock(text: str, limit: int = 2000) -> str:
+    """A digest of the timestamps a result shows (ISO dates with a time, clock times, Unix epoch
+    seconds or milliseconds, relative times: "5 minutes ago") in its first `limit` characters, "" when it shows none. Two results of
+    one call with different clocks were taken at different times: evidence that a poll waited."""
+    head = text[:limit]
+    if ":" not in head and not any(c.isdigit() for c in head[:200]):
+        return ""
+    stamps = _CLOCK.findall(head) + ([m.group() for m in _AGO.finditer(head.casefold())] if " ago" in head else [])
+    return digest(" ".join(stamps))[:16] if stamps else ""
+
+
 def skeleton_signature(tool: str, tool_input: Any) -> str:
     """The normalized signature with small standalone numbers replaced by `#`: calls that differ
     only in a creeping number (`max_depth` 2, 3, 4…, a growing `limit`, `sleep 5` → `sleep 10`)
@@ -677,6 +736,33 @@ def _skeleton_digest(normalized_tool: str, normalized_value: Any, normalized_jso
 # Keys (casefolded) whose value names a thing rather than sets an amount: a browser element (`bid`),
 # a record (`order_id`), a position in a list (`index`). Their numbers are ids, whatever their size.
 _ID_KEY = re.compile(r"(?:^|[_-])(?:id|ids|bid|uid|uuid|ref|idx|index)$")
+
+
+# Keys whose value names a record (`reservation_id`, `order_ids`, `uuid`): not a page element
+# (`bid`), which a browser renumbers on every render, nor a position (`index`).
+_RECORD_KEY = re.compile(r"(?:^|[_-])(?:id|ids|uuid)$")
+
+
+def id_values(tool_input: Any, limit: int = 16) -> frozenset[str]:
+    """The values of a call's record-id arguments (`_RECORD_KEY`: `reservation_id`, `order_id`),
+    casefolded: `HXDUBJ` names a record though it has no digit. Calls on different ids
+    act on different things (batch work), however alike their answers."""
+    out: list[str] = []
+
+    def walk(value: Any, key: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k).casefold())
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v, key)
+        elif value is not None and not isinstance(value, bool) and _RECORD_KEY.search(key):
+            out.append(str(value).casefold())
+
+    walk(tool_input, "")
+    return frozenset(out)
 
 
 def _mark_ids(value: Any, key: str = "") -> Any:

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import features, hints, messages, policy, signals
+from . import features, hints, messages, policy, signals, volatile
 from .config import Config, fail_open
 from .redact import redact_step, redact_text, redact_values
 from .embeddings import Embedder, load_embedder
@@ -103,6 +103,23 @@ class LoopGuard:
 
             self.store = open_store(url)
 
+    def resume(self) -> "LoopGuard":
+        """Lift a stop and forget the warnings (the user stepped in), keeping the loop memory:
+        going back to the same loop is flagged again at once. A stored session is resumed in the
+        store. Returns self."""
+        with self._lock:
+            if self.store is None:
+                self.state.resume()
+                return self
+
+            def lift(stored: SessionState | None) -> SessionState:
+                self.state = self._stored_state(stored)
+                self.state.resume()
+                return self.state
+
+            self.store.update(self.session, lift)
+        return self
+
     @property
     def stopped(self) -> bool:
         return self.state.stopped
@@ -194,6 +211,7 @@ class LoopGuard:
             redact_text(result) if size < features.SHORT_RESULT else result, size)
         said = " ".join(values) if is_message else ""  # a message's text
         asks = features.message_asks(said)  # "" for a tool call: it says nothing
+        pending = error_class is None and not is_message and features.is_pending(result, size)
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
@@ -221,13 +239,17 @@ class LoopGuard:
             # by their facts (`signals.same_facts`), so a long one's are never extracted
             facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),
             skeleton_sig=skeleton_sig,
-            pending=error_class is None and not is_message and features.is_pending(result, size),
+            pending=pending,
             acknowledged=features.is_acknowledgement(result, short_words, size, input_words),
             programs=features.program_files(entities),
             edits=features.is_edit(tool_input, values),
             search=search,
             plain_words=features.plain_words(values),
             result_excerpt=hints.result_excerpt(text, cfg.hint_excerpt_chars),  # redacted there
+            result_tokens=features.result_tokens(result),
+            ids=features.id_values(tool_input),
+            wait=features.wait_seconds(tool, values),
+            clock=features.result_clock(text) if pending else "",
         )
 
     def _stored_state(self, state: SessionState | None) -> SessionState:
@@ -255,9 +277,13 @@ class LoopGuard:
         state, cfg = self.state, self.config.for_tool(step.tool)
         if step.facts:
             step.facts = _foreground_facts(state, step.facts)
+        volatile.learn(state, step)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = _is_novel(step, state, cfg)
-        action = policy.escalate(state, found, step.novel, cfg)
+        # the baselines keep their own recipe: the flag after `max_warnings` stops
+        gate = cfg.stop_gate if cfg.detector == "semantic" else "rules"
+        may_stop = policy.stop_allowed(state, found, step.norm_sig, gate) if found else True
+        action = policy.escalate(state, found, step.novel, cfg, may_stop)
         if step.novel:
             state.last_novel = step.index
         if _is_write(step, state):
@@ -356,7 +382,7 @@ def _is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
     line no window step showed (another URL: order 199 after order 200) is a new page however alike
     the two pages' words are. A clean step is compared with clean steps only, so the first clean
     view of what came with an error is news (even when its page error was: left so on purpose,
-    docs/detection.md, twelfth pass)."""
+    docs/history.md, twelfth pass)."""
     if step.result_size == 0:
         return False
     page_error = signals.page_error(step)

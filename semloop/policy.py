@@ -5,20 +5,50 @@ from __future__ import annotations
 
 from .config import Config
 from .state import SessionState
-from .verdict import Action, Signal
+from .verdict import Action, Signal, SignalKind
 
-# Order in which signal kinds explain a verdict (most specific first).
-KIND_ORDER = ("exact", "normalized", "paraphrase", "cycle", "same_result", "conversation", "cluster")
+# Order in which signal kinds explain a verdict (most specific first): the layered detector's kinds.
+KIND_ORDER = tuple(k.value for k in SignalKind)[:7]
 
 
-def escalate(state: SessionState, signals: list[Signal], made_progress: bool, cfg: Config) -> Action:
-    """Advance the escalation counters in `state` for one recorded step; return the action."""
+STOP_GATES = ("rules", "same_loop", "agree", "same_loop+agree")
+"""What the hard block needs besides `max_warnings` earlier warnings (`Config.stop_gate`):
+"rules" nothing more; "same_loop" the flag continues a loop already warned about (its evidence
+shares a step with the previous flag's, or the call itself was flagged before: `continues_loop`);
+"agree" two signal kinds agree on the step; "same_loop+agree" both."""
+
+
+def continues_loop(state: SessionState, signals: list[Signal], norm_sig: str) -> bool:
+    """Whether this flag is about the loop the previous one warned about: its evidence shares a step
+    with the previous flag's (`state.last_related`), or the very call was flagged before. Warnings
+    about three unrelated moments of a long run did not go unheeded: each was about something else."""
+    if not state.flagged_sigs:
+        return True  # no flag before this one (`max_warnings` 0): nothing else it could be about
+    related = {i for s in signals for i in s.related_steps}
+    return bool(related & set(state.last_related)) or norm_sig in state.flagged_sigs
+
+
+def stop_allowed(state: SessionState, signals: list[Signal], norm_sig: str, gate: str) -> bool:
+    """The second view the hard block needs (`STOP_GATES`)."""
+    same = gate not in ("same_loop", "same_loop+agree") or continues_loop(state, signals, norm_sig)
+    agree = gate not in ("agree", "same_loop+agree") or len({s.kind for s in signals}) >= 2
+    return same and agree
+
+
+def escalate(state: SessionState, signals: list[Signal], made_progress: bool, cfg: Config,
+             may_stop: bool = True) -> Action:
+    """Advance the escalation counters in `state` for one recorded step; return the action. A flag
+    past `max_warnings` stops only when `may_stop` (the stop gate's second view, `stop_allowed`);
+    otherwise it warns again and the next flag may stop."""
     if state.stopped:
         return "stop"
     if signals:
         state.warnings += 1
         state.clean_streak = 0
         if state.warnings > cfg.max_warnings:
+            if not may_stop:
+                state.warnings = cfg.max_warnings
+                return "warn"
             state.stopped = True
             return "stop"
         return "warn"

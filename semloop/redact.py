@@ -162,7 +162,7 @@ def redact_step(step: Any) -> Any:
     digest), and every word and the tool name `bounded`."""
     step.tool = bounded(step.tool, MAX_TOOL_CHARS)
     step.call_preview = redact_text(step.call_preview)
-    for name in ("entities", "programs", "input_words", "plain_words", "short_words", "facts", "ask_terms"):
+    for name in ("entities", "programs", "input_words", "plain_words", "short_words", "facts", "ask_terms", "ids"):
         setattr(step, name, redact_words(getattr(step, name)))
     return step
 

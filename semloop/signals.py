@@ -17,10 +17,11 @@ from .config import Config
 from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
+from .verdict import SignalKind as K
 
 SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
-_CALL_KIND_RANK = {"exact": 0, "normalized": 1, "paraphrase": 2}
+_CALL_KIND_RANK = {K.EXACT.value: 0, K.NORMALIZED.value: 1, K.PARAPHRASE.value: 2}
 ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
 GENERIC_ERRORS = frozenset({"exit", "error", "other"})
 ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
@@ -38,12 +39,12 @@ BACKGROUND_FACT = 4  # a fact this many earlier brief results stated is backgrou
 def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
     """How two calls relate: ("exact"|"normalized", 1.0) or ("paraphrase", cosine)."""
     if a.exact_sig == b.exact_sig:
-        return "exact", 1.0
+        return K.EXACT.value, 1.0
     if a.norm_sig == b.norm_sig:
-        return "normalized", 1.0
+        return K.NORMALIZED.value, 1.0
     if a.call_vec is None or b.call_vec is None:
-        return "paraphrase", 0.0
-    return "paraphrase", float(np.dot(a.call_vec, b.call_vec))
+        return K.PARAPHRASE.value, 0.0
+    return K.PARAPHRASE.value, float(np.dot(a.call_vec, b.call_vec))
 
 
 def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> float:
@@ -109,9 +110,15 @@ def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
     """`same_detailed_short_result` for calls that do not differ in an id or a number: a detailed
     answer that two calls share word for word came from one query, however the arguments were
     spelled. Calls that differ in an id or a number are batch work, whatever they answer."""
-    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w):
+    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w) or different_ids(a, b):
         return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
     return same_detailed_short_result(a, b)
+
+
+def different_ids(a: StepRecord, b: StepRecord) -> bool:
+    """Calls whose identifier arguments name different things (`reservation_id` HXDUBJ, then
+    AJVCTQ; `features.id_values`): batch work over entities, not one action again."""
+    return bool(a.ids) and bool(b.ids) and a.ids != b.ids
 
 
 def different_programs(a: StepRecord, b: StepRecord) -> bool:
@@ -153,7 +160,7 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     through a form on an unchanged page is work, not a loop.)
     """
     kind, call_sim = call_match(a, b)
-    if kind != "paraphrase":
+    if kind != K.PARAPHRASE:
         res_sim = result_match(a, b)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     if a.is_message or b.is_message:
@@ -234,6 +241,27 @@ def uses_new_value(state: SessionState, step: StepRecord) -> bool:
     return bool(step.entities - known)
 
 
+def poll_needed(state: SessionState, step: StepRecord, cfg: Config) -> int:
+    """Earlier matches a repeat needs: `min_repeats`, or for a result still in progress (`pending`)
+    the polling patience — only with evidence that time passed since the same call was last made:
+    another step between (a wait, other work), or a timestamp in the result that moved on
+    (`StepRecord.clock`). Back-to-back identical answers are asking again, not waiting. A poll whose
+    waits grow (30 s, 45 s, 60 s: a backoff) earns `backoff_poll_repeats`."""
+    if not (step.pending or (step.wait >= 0 and any(s.pending for s in state.window))):
+        return cfg.min_repeats  # (the waits of a poll are as patient as its checks)
+    same = [s for s in state.window if s.norm_sig == step.norm_sig]
+    if not same:
+        return cfg.poll_repeats
+    last = same[-1]
+    between = [s for s in state.window if s.index > last.index]
+    if not between and not (step.clock and last.clock and step.clock != last.clock):
+        return cfg.min_repeats
+    waits = [s.wait for s in state.window if s.index > same[0].index and s.wait > 0]
+    if len(waits) >= 2 and all(a < b for a, b in itertools.pairwise(waits)):
+        return max(cfg.poll_repeats, cfg.backoff_poll_repeats)
+    return cfg.poll_repeats
+
+
 # -- the layered (semantic) signals ----------------------------------------------------------
 
 
@@ -243,7 +271,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     A similar call whose result changes (polling a moving status, paginating, a failing test list
     that shrinks) does not count: only repeats that return the same content do.
     """
-    needed = cfg.poll_repeats if step.pending else cfg.min_repeats
+    needed = poll_needed(state, step, cfg)
     progress = since_progress(state, step)
     matches = [(prev.index, m) for prev in progress if (m := same_step(step, prev, cfg))]
     if len(matches) < needed and not step.is_message and _starts_at_a_reply(progress):
@@ -261,14 +289,33 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
         # whose failure list shrank after an edit is failing less, which is progress.
         matches = [(prev.index, m) for prev in state.window
                    if prev.is_error and prev.result_hash == step.result_hash
-                   and (m := same_step(step, prev, cfg)) and m[0] != "paraphrase"]
+                   and (m := same_step(step, prev, cfg)) and m[0] != K.PARAPHRASE]
         if 0 < len(matches) < needed:
             matches = _succeeded_before(state, step, first_failure=matches[0][0]) + matches
+    if len(matches) < needed and (flip := _flipping(state, step, needed)):
+        matches = flip
     if len(matches) < needed:
         return None
     kind = max((m[0] for _, m in matches), key=_CALL_KIND_RANK.__getitem__)
     score = min(m[1] for _, m in matches)
     return Signal(kind, score, tuple(i for i, _ in matches))
+
+
+def _flipping(state: SessionState, step: StepRecord, needed: int) -> list[tuple[int, tuple[str, float]]]:
+    """The very same call made back to back, its results flipping between two (a sort order
+    toggled: A, B, A): no result is new to the run, however the two differ. The calls before it in
+    a row, as matches; [] otherwise. (A, B, B changed once and stayed: news.)"""
+    run = []
+    for prev in reversed(state.window):
+        if prev.exact_sig != step.exact_sig:
+            break
+        run.append(prev)
+    if len(run) < needed or run[0].result_hash == step.result_hash:
+        return []
+    hashes = {p.result_hash for p in run}
+    if len(hashes) != 2 or step.result_hash not in hashes:
+        return []
+    return [(p.index, (K.EXACT.value, 1.0)) for p in reversed(run)]
 
 
 def _succeeded_before(state: SessionState, step: StepRecord, first_failure: int) -> list[tuple[int, tuple[str, float]]]:
@@ -278,7 +325,7 @@ def _succeeded_before(state: SessionState, step: StepRecord, first_failure: int)
     "already exists" twice), so that success was the first of the repeats. After another write,
     the run that passed and then fails checks the edit (`state.last_write`). An earlier failure
     of another kind is not a success."""
-    return [(prev.index, ("exact", 1.0)) for prev in state.window
+    return [(prev.index, (K.EXACT.value, 1.0)) for prev in state.window
             if state.last_write <= prev.index < first_failure and not prev.is_error
             and prev.exact_sig == step.exact_sig]
 
@@ -322,7 +369,7 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
             hits.append((prev.index, sim))
     if len(hits) < cfg.error_repeats:
         return None
-    return Signal("same_result", min(s for _, s in hits), tuple(i for i, _ in hits))
+    return Signal(K.SAME_RESULT.value, min(s for _, s in hits), tuple(i for i, _ in hits))
 
 
 def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
@@ -339,14 +386,18 @@ def cycle(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
         seq = recent[len(recent) - 2 * period + 1:] + [step]
         if same_step(seq[-1], seq[-2], cfg):  # a plain repeat, not a cycle
             continue
+        if any(s.wait >= 0 for s in seq) and any(s.pending for s in seq):
+            continue  # wait / check-status alternation: waiting, counted patiently by repeated_call
         scores = []
         for k in range(period):
+            if different_ids(seq[-1 - k], seq[-1 - k - period]):
+                break  # the same calls over other records (look up A, cancel A, look up B, …): batch work
             m = same_step(seq[-1 - k], seq[-1 - k - period], cfg)
             if m is None:
                 break
             scores.append(m[1])
         else:
-            return Signal("cycle", min(scores), tuple(s.index for s in seq[:-1]))
+            return Signal(K.CYCLE.value, min(scores), tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -377,7 +428,7 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
     same_object = bool(frozenset.intersection(step.ask_terms, *(p.ask_terms for p in group)))
     if score < cfg.message_threshold and not (same_object and score >= SAME_ASK_SIMILARITY):
         return None
-    return Signal("conversation", score, tuple(p.index for p in group),
+    return Signal(K.CONVERSATION.value, score, tuple(p.index for p in group),
                   f"{len(group) + 1} messages asking for the same thing, no new tool result in between")
 
 
@@ -388,7 +439,7 @@ def _closing_again(state: SessionState, step: StepRecord, cfg: Config) -> Signal
     last = list(itertools.islice(reversed(state.window), cfg.message_repeats))
     if len(last) < cfg.message_repeats or not all(p.closing for p in last):
         return None
-    return Signal("conversation", 1.0, tuple(sorted(p.index for p in last)),
+    return Signal(K.CONVERSATION.value, 1.0, tuple(sorted(p.index for p in last)),
                   f"{len(last) + 1} closing messages in a row: the conversation is not ending")
 
 
@@ -445,9 +496,9 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         cluster.stale += 1
     else:
         cluster.results.append((step.result_hash, step.result_sketch, step.result_size))
-    limit = max(cfg.cluster_stale_limit, cfg.poll_repeats) if step.pending else cfg.cluster_stale_limit
+    limit = max(cfg.cluster_stale_limit, poll_needed(state, step, cfg))
     if is_stale and cluster.stale >= limit:
-        return Signal("cluster", max(best_sim, 0.0), related,
+        return Signal(K.CLUSTER.value, max(best_sim, 0.0), related,
                       f"{cluster.members} similar calls, {cluster.stale} without a new result")
     return None
 
@@ -469,7 +520,7 @@ def exact_window(state: SessionState, step: StepRecord, cfg: Config) -> Signal |
     """Baseline `exact`: the last `exact_window` calls have identical signatures."""
     seq = _last(state, step, cfg.exact_window)
     if seq and _all_same(s.exact_sig for s in seq):
-        return Signal("exact", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.EXACT.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -477,7 +528,7 @@ def normalized_window(state: SessionState, step: StepRecord, cfg: Config) -> Sig
     """Baseline `normalized`: the same on normalized signatures."""
     seq = _last(state, step, cfg.exact_window)
     if seq and _all_same(s.norm_sig for s in seq):
-        return Signal("normalized", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.NORMALIZED.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -486,7 +537,7 @@ def tool_count(state: SessionState, step: StepRecord, cfg: Config) -> Signal | N
     count = state.tool_counts[step.tool] + 1
     if count >= cfg.count_limit:
         related = tuple(s.index for s in state.window if s.tool == step.tool)
-        return Signal("count", float(count), related, f"{step.tool} called {count} times")
+        return Signal(K.COUNT.value, float(count), related, f"{step.tool} called {count} times")
     return None
 
 
@@ -495,15 +546,15 @@ def openhands_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     A/B/A/B/A/B over the last 6 action/observation pairs."""
     seq = _last(state, step, 4)
     if seq and _all_same(s.exact_sig for s in seq) and _all_same(s.result_hash for s in seq):
-        return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.OPENHANDS.value, 1.0, tuple(s.index for s in seq[:-1]))
     seq = _last(state, step, 3)
     if seq and _all_same(s.exact_sig for s in seq) and all(s.is_error for s in seq):
-        return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.OPENHANDS.value, 1.0, tuple(s.index for s in seq[:-1]))
     seq = _last(state, step, 6)
     if seq:
         pairs = [(s.exact_sig, s.result_hash) for s in seq]
         if _all_same(pairs[0::2]) and _all_same(pairs[1::2]) and pairs[0] != pairs[1]:
-            return Signal("openhands", 1.0, tuple(s.index for s in seq[:-1]))
+            return Signal(K.OPENHANDS.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -516,7 +567,7 @@ def gemini_cli_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Sign
             break
         sigs = [s.exact_sig for s in seq]
         if all(sigs[i] == sigs[i % length] for i in range(len(sigs))):
-            return Signal("gemini-cli", 1.0, tuple(s.index for s in seq[:-1]))
+            return Signal(K.GEMINI_CLI.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
@@ -524,14 +575,14 @@ def roo_code_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal
     """Roo-Code-style: the 4th consecutive identical call (key-order-insensitive) is blocked."""
     seq = _last(state, step, 4)
     if seq and _all_same(s.exact_sig for s in seq):
-        return Signal("roo-code", 1.0, tuple(s.index for s in seq[:-1]))
+        return Signal(K.ROO_CODE.value, 1.0, tuple(s.index for s in seq[:-1]))
     return None
 
 
 def crewai_stuck(state: SessionState, step: StepRecord, cfg: Config) -> Signal | None:
     """CrewAI-style: a call identical (tool and args) to the immediately preceding one."""
     if state.window and state.window[-1].exact_sig == step.exact_sig:
-        return Signal("crewai", 1.0, (state.window[-1].index,))
+        return Signal(K.CREWAI.value, 1.0, (state.window[-1].index,))
     return None
 
 

@@ -49,6 +49,10 @@ class StepRecord:
     plain_words: frozenset = frozenset()  # its words outside paths, URLs and numbers (features.plain_words)
     closing: bool = False  # a message that only closes: thanks, goodbye (features.is_closing)
     result_excerpt: str = ""  # the result's head, redacted and bounded (hints.result_excerpt): what hints quote
+    wait: float = -1.0  # seconds the call waits (a sleep / wait tool, `sleep N`); -1 when it does not (features.wait_seconds)
+    clock: str = ""  # digest of the timestamps its result shows (features.result_clock)
+    ids: frozenset = frozenset()  # values of its identifier arguments (features.id_values)
+    result_tokens: tuple = ()  # token hashes of a short result, for learning its volatile places (semloop.volatile)
 
 
 @dataclass(slots=True)
@@ -64,7 +68,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 9
+STATE_FORMAT = 10
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 

@@ -4,16 +4,40 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Literal
 
 Action = Literal["allow", "warn", "stop"]
+
+
+class SignalKind(str, Enum):
+    """Every kind a `Signal` can have, most specific first (the order explains a verdict:
+    `policy.ordered`). The members are strings: `signal.kind == "exact"` holds, and a `Signal`
+    carries the plain value (`SignalKind.EXACT.value`), so verdicts serialize as before."""
+
+    EXACT = "exact"  # the very same call, the same result
+    NORMALIZED = "normalized"  # the same call up to spacing, case, quoting, commentary
+    PARAPHRASE = "paraphrase"  # a reworded call, the same content (or the same facts)
+    CYCLE = "cycle"  # A-B-A-B / A-B-C-A-B-C with unchanged results
+    SAME_RESULT = "same_result"  # varied attempts, the same error
+    CONVERSATION = "conversation"  # the same ask again, no work between
+    CLUSTER = "cluster"  # a session-wide group of similar calls without new results
+    # baselines (benchmarks)
+    COUNT = "count"
+    OPENHANDS = "openhands"
+    GEMINI_CLI = "gemini-cli"
+    ROO_CODE = "roo-code"
+    CREWAI = "crewai"
+
+    def __str__(self) -> str:
+        return str(self.value)
 
 
 @dataclass(frozen=True)
 class Signal:
     """One piece of evidence. `related_steps` are 0-based indexes of the earlier steps matched."""
 
-    kind: str  # exact | normalized | paraphrase | same_result | cycle | cluster | count | <baseline>
+    kind: str  # a `SignalKind` value
     score: float  # similarity (or 1.0 for exact matches) behind the evidence
     related_steps: tuple[int, ...]
     detail: str = ""

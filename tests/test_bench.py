@@ -195,6 +195,35 @@ def test_bench_end_to_end(tiny, tmp_path, semloop_cmd):
     assert "paraphrase (n=1)" in md and "polling (n=1)" in md
 
 
+def test_bench_runs_agent_loop_guard_and_reports_both_levels(tiny, tmp_path, semloop_cmd):
+    """The peer runs through its own package (`loop_guard`, the `bench` extra), trace by trace as
+    its `check` answers; the report has the soft/hard table and the hard-block trade-off grid."""
+    pytest.importorskip("loop_guard")
+    from loop_guard import Action
+    from loop_guard import LoopGuard as PeerGuard
+
+    out = tmp_path / "results"
+    proc = subprocess.run(semloop_cmd + ["bench", str(tiny), "--detectors", "semantic,agent-loop-guard", "--out", str(out),
+                                         "--perf-runs", "0", "--latency-steps", "20", "--memory-steps", "0", "--outcomes",
+                                         "--jobs", "1"], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "results.json").read_text())
+    assert data["detectors"] == ["semantic", "agent-loop-guard"]
+    rows = [json.loads(line) for line in (out / "outcomes.jsonl").read_text().splitlines()]
+    for trace in TRACES:
+        peer, flag = PeerGuard(), None
+        for i, step in enumerate(trace["steps"]):
+            if peer.check(step["tool"], step["input"], str(step["output"])).action != Action.CONTINUE and flag is None:
+                flag = i
+        row = next(r for r in rows if r["detector"] == "agent-loop-guard" and r["id"] == trace["id"])
+        assert row["first_flag"] == flag
+    grid = data["hard_tradeoff"]
+    assert len(grid) == 12 and {r["stop_gate"] for r in grid} == {"rules", "same_loop", "agree", "same_loop+agree"}
+    assert all(r["stops_on_loops"] <= r["loops"] for r in grid)
+    md = (out / "results.md").read_text()
+    assert "## Soft and hard block" in md and "## Hard-block trade-off" in md and "| `agent-loop-guard` |" in md
+
+
 def test_bench_rejects_unknown_detector(tiny, tmp_path, semloop_cmd):
     proc = subprocess.run(semloop_cmd + ["bench", str(tiny), "--detectors", "exact,nope", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)

@@ -246,8 +246,10 @@ def test_polling_a_status_that_changes_after_a_while_is_not_a_loop():
 
 def test_a_poll_stuck_for_long_is_flagged():
     poll = ("bash", {"command": "kubectl rollout status deploy/web"})
-    steps = [(*poll, "Waiting for deployment 'web' rollout to finish: 1 of 3 updated replicas") for _ in range(6)]
-    assert run(steps).first_flag == Config().poll_repeats
+    wait = ("bash", {"command": "sleep 20"}, "")
+    steps = [s for _ in range(6) for s in (wait, (*poll, "Waiting for deployment 'web' rollout to finish: 1 of 3"))]
+    # waits at 0, 2, 4 ..., checks at 1, 3, 5 ...: the (poll_repeats + 1)-th wait is flagged
+    assert run(steps).first_flag == 2 * Config().poll_repeats
 
 
 # -- state stays plain ---------------------------------------------------------------------------

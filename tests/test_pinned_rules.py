@@ -935,7 +935,7 @@ def test_a_test_run_after_each_edit_checks_the_edit_but_the_same_error_stays_a_l
 
 
 # -- different programs are different experiments; a write in the cluster is checked by what follows --
-# Found on the ordinary mini-swe-agent runs (docs/detection.md, fourth pass): new probe scripts
+# Found on the ordinary mini-swe-agent runs (docs/history.md, fourth pass): new probe scripts
 # (`cat <<'EOF' > check_radd.py ... python check_radd.py`) that print the same thing were "reworded
 # repeats", and a file viewed, edited with `sed -i`, viewed again made a stale cluster.
 
@@ -1161,7 +1161,7 @@ def test_a_clean_check_after_each_edit_is_refactoring(check, output):
     """Edit, run the checks, all clean; five times. The check's output never changes, and that is
     the point: the work is the edits. (A rule counting the same call with the same output across
     edits caught a no-op script re-run between edits in a labeled run, and warned all of these:
-    docs/detection.md, ninth pass.) Mutation: count identical successful runs across writes."""
+    docs/history.md, ninth pass.) Mutation: count identical successful runs across writes."""
     guard = LoopGuard(Config())
     actions = []
     for i in range(5):
@@ -1529,8 +1529,11 @@ def test_a_pending_word_in_a_long_output_is_not_a_status():
     run = {"command": "python -m pytest astropy/io/fits/tests/test_header.py -x"}
     assert [guard.record("bash", run, failure).action for _ in range(3)] == ["allow", "allow", "warn"]
     guard = LoopGuard(Config())
-    assert [guard.record("bash", {"command": "deploy status web"}, "Deployment status: building").action
-            for _ in range(4)] == ["allow"] * 4
+    actions = []
+    for _ in range(4):
+        guard.record("bash", {"command": "sleep 30"}, "")  # a poll: time passes between the checks
+        actions.append(guard.record("bash", {"command": "deploy status web"}, "Deployment status: building").action)
+    assert actions == ["allow"] * 4
     guard = LoopGuard(Config())
     reply = guard._step("respond", {"content": "Could you tell me the order id?"},
                         "I don't have it, it's the pending order from last week.", False)

@@ -16,3 +16,6 @@ DETECTORS: dict[str, tuple[str, str | None]] = {
     "roo-code": ("roo-code", None),
     "crewai": ("crewai", None),
 }
+
+PEERS: tuple[str, ...] = ("agent-loop-guard",)
+"""Other projects' detectors, run through their own packages (`semloop.bench.peers`)."""

@@ -17,7 +17,7 @@ about a minute; the committed results are measured with that many)."""
 
 
 def add_cli(subparsers) -> None:
-    from . import DETECTORS
+    from . import DETECTORS, PEERS
 
     p = subparsers.add_parser(
         "bench", help="benchmark detectors on labelled traces",
@@ -26,7 +26,8 @@ def add_cli(subparsers) -> None:
     p.add_argument("data", nargs="+", metavar="DATA",
                    help="labelled trace files or glob patterns, any format `semloop scan` reads")
     p.add_argument("--detectors", default="all",
-                   help=f"comma-separated subset of: {','.join(DETECTORS)} (default: all)")
+                   help=f"comma-separated subset of: {','.join([*DETECTORS, *PEERS])} (default: all; a peer "
+                        "whose package is not installed is skipped)")
     p.add_argument("--out", metavar="DIR",
                    help="output directory, created if missing (default: a new folder ./semloop-bench-YYYYmmdd-HHMMSS, "
                         "so committed results are never overwritten; benchmarks/run.sh passes --out benchmarks/results)")

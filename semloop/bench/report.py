@@ -85,6 +85,15 @@ def _accuracy_rows(summaries: dict[str, dict[str, Any]], latency: dict[str, dict
     return rows
 
 
+def _level_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    def rate(num: int, den: int) -> str:
+        return f"{pct(num / den) if den else 'nan'} ({num}/{den})"
+
+    return [[f"`{det}`", rate(s["tp"], s["loops"]), rate(s["fp"], s["negatives"]),
+             rate(s["stops_on_loops"], s["loops"]), rate(s["stops_on_negatives"], s["negatives"])]
+            for det, s in summaries.items()]
+
+
 _ACC_HEADERS = ["detector", "precision", "recall", "F1", "FPR", "hard-neg FPR (n)", "early",
                 "delay med", "delay mean", "steps saved", "steps cut (neg)"]
 
@@ -106,8 +115,27 @@ def markdown(results: dict[str, Any], images: Sequence[str] = ()) -> str:
     parts += ["## Overall (all files pooled)", "",
               table(_ACC_HEADERS + ["p50 ms/step", "p99 ms/step", "p50 × exact"],
                     _accuracy_rows(results["overall"], results.get("latency", {}))), ""]
+    parts += ["## Soft and hard block (all files pooled)", "",
+              "Soft block: the first warning (a hint appended to the real output); hard block: the first "
+              "stop (the run ended). Recall over loop traces, false-alarm rate over the others.", "",
+              table(["detector", "soft recall", "soft FPR", "hard recall", "hard FPR"], _level_rows(results["overall"])),
+              ""]
+    if results.get("hard_tradeoff"):
+        cfg = results["meta"]["base_config"]
+        parts += ["## Hard-block trade-off (semantic detector)", "",
+                  "The stop gate (`stop_gate`) and the flag that stops (`max_warnings` + 1); the first warnings "
+                  f"are the same in every row. The shipped default is `stop_gate={cfg.get('stop_gate')}`, "
+                  f"`max_warnings={cfg.get('max_warnings')}` (in bold).", "",
+                  table(["stop_gate", "stopping flag", "loops ended", "clean runs stopped", "steps saved",
+                         "steps cut (clean)"],
+                        [[f"**{r['stop_gate']}**" if (r["stop_gate"], r["max_warnings"]) ==
+                          (cfg.get("stop_gate"), cfg.get("max_warnings")) else r["stop_gate"],
+                          r["max_warnings"] + 1, f"{pct(r['hard_recall'])} ({r['stops_on_loops']}/{r['loops']})",
+                          f"{pct(r['hard_fpr'])} ({r['stops_on_negatives']}/{r['negatives']})", r["steps_saved"],
+                          r["steps_cut_negatives"]] for r in results["hard_tradeoff"]]), ""]
     for name, summaries in results["per_dataset"].items():
-        parts += [f"## `{name}`", "", table(_ACC_HEADERS, _accuracy_rows(summaries)), ""]
+        parts += [f"## `{name}`", "", table(_ACC_HEADERS, _accuracy_rows(summaries)), "",
+                  table(["detector", "soft recall", "soft FPR", "hard recall", "hard FPR"], _level_rows(summaries)), ""]
 
     kinds = sorted({k for det in results["per_kind"].values() for k in det})
     loop_kinds = [k for k in kinds if k.startswith("loop:")]

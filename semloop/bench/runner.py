@@ -23,7 +23,7 @@ from ..config import Config
 from ..guard import LoopGuard
 from ..state import StepRecord
 from ..traces import Trace, load_traces
-from . import DETECTORS
+from . import DETECTORS, PEERS
 from .metrics import TraceOutcome
 
 # bench name -> (Config.detector, Config.embedding or None)
@@ -33,11 +33,11 @@ SEMANTIC_BACKENDS = {name: emb for name, (det, emb) in DETECTORS.items() if det 
 
 def parse_detectors(text: str | None) -> list[str]:
     if not text or text == "all":
-        return list(DETECTORS)
+        return [*DETECTORS, *PEERS]
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in DETECTORS]
+    unknown = [n for n in names if n not in DETECTORS and n not in PEERS]
     if unknown:
-        raise ValueError(f"unknown detector(s) {unknown}; choose from {list(DETECTORS)}")
+        raise ValueError(f"unknown detector(s) {unknown}; choose from {[*DETECTORS, *PEERS]}")
     return list(dict.fromkeys(names))
 
 
@@ -251,6 +251,24 @@ def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
             for t, s in zip(thresholds, summaries)]
 
 
+STOP_GRID = tuple((gate, warnings) for gate in ("rules", "same_loop", "agree", "same_loop+agree")
+                  for warnings in (2, 3, 4))
+
+
+def hard_tradeoff(prepared: Sequence[Prepared], config: Config, jobs: int | None = None) -> list[dict[str, Any]]:
+    """The hard block's trade-off: loops ended and clean runs stopped for each stop gate
+    (`Config.stop_gate`) at the 3rd, 4th and 5th flag (`max_warnings` 2, 3, 4); the soft block
+    (first warning) is the same in every row."""
+    configs = [config.replace(stop_gate=gate, max_warnings=w) for gate, w in STOP_GRID]
+    summaries = evaluate_configs(prepared, configs, jobs)
+    return [{"stop_gate": gate, "max_warnings": w, "loops": s["loops"], "negatives": s["negatives"],
+             "stops_on_loops": s["stops_on_loops"], "stops_on_negatives": s["stops_on_negatives"],
+             "hard_recall": s["stops_on_loops"] / s["loops"] if s["loops"] else float("nan"),
+             "hard_fpr": s["stops_on_negatives"] / s["negatives"] if s["negatives"] else float("nan"),
+             "steps_saved": s["steps_saved"], "steps_cut_negatives": s["steps_cut_negatives"]}
+            for (gate, w), s in zip(STOP_GRID, summaries)]
+
+
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
               progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
               sweep: bool = True, jobs: int | None = None, memory_steps: int = 100_000,
@@ -284,7 +302,15 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
 
     embedders: dict[str, Callable] = {}
     skipped: dict[str, str] = {}
+    from . import peers as peer_mod
+
+    installed = peer_mod.available()
     for name in detectors:
+        if name in PEERS:
+            if name not in installed:
+                skipped[name] = f"{name} is not installed (pip install \"semloop-guard[bench]\")"
+                say(f"semloop bench: skipping {name}: not installed")
+            continue
         backend = DETECTORS[name][1]
         if backend is None or backend in embedders:
             continue
@@ -304,6 +330,10 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     say(f"semloop bench: replaying {len(prepared)} traces through {len(run)} detector(s)")
     with progress_bar(len(run) * len(prepared), "detectors", progress) as bar:
         for name in run:
+            if name in PEERS:
+                outcomes[name] = [peer_mod.replay(name, p) for p in prepared]
+                bar.update(len(prepared))
+                continue
             cfg = config_for(name, base)
             rows = []
             for p in prepared:
@@ -317,14 +347,17 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     per_kind = {n: metrics.by_kind(outcomes[n]) for n in run}
     t = lap("detectors", t)
 
-    sweeps = {}
+    sweeps: dict[str, Any] = {}
+    tradeoff: dict[str, Any] = {}
     if sweep:
         say("semloop bench: call-threshold sweep")
-        semantic_runs = [n for n in run if DETECTORS[n][0] == "semantic"]
+        semantic_runs = [n for n in run if n in DETECTORS and DETECTORS[n][0] == "semantic"]
         with progress_bar(len(semantic_runs), "threshold sweep", progress) as bar:
             for n in semantic_runs:
                 sweeps[n] = sweep_thresholds(prepared, config_for(n, base), jobs=jobs)
                 bar.update(1)
+        if "semantic" in semantic_runs:
+            tradeoff = hard_tradeoff(prepared, config_for("semantic", base), jobs=jobs)
     t = lap("sweep", t)
 
     latency = {}
@@ -333,6 +366,9 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         f"{latency_budget_s:g} s each)")
     with progress_bar(len(run), "latency", progress) as bar:
         for n in run:
+            if n in PEERS:  # another package's code: not timed against semloop's step
+                bar.update(1)
+                continue
             backend = DETECTORS[n][1]
             latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedders.get(backend),
                                                                    latency_budget_s))
@@ -371,6 +407,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "per_dataset": per_dataset,
         "per_kind": per_kind,
         "sweep": sweeps,
+        "hard_tradeoff": tradeoff,
         "latency": latency,
         "throughput": throughput,
         "process": process,

@@ -1,0 +1,52 @@
+"""Soft and hard block, per group and half, with the exact-matching invariant.
+
+    python benchmarks/trust.py [--hard VARIANT,...] [--json OUT] GROUP=DEV.jsonl,TEST.jsonl ...
+
+Each GROUP names a dev file and a test file (the real runs rebuilt as benchmarks/labels/README.md
+says, e.g. ``browser=sets/browser.dev.jsonl,sets/browser.test.jsonl``). For every group and half it
+prints, for the default detector: loops and clean runs, the soft block (first warning) recall and
+false-alarm rate, the hard block (first stop) recall and false-alarm rate for each hard-stop
+variant (`semloop.bench.trust.HARD_VARIANTS`), seed-style exact matching (window 3) alongside, and
+the invariant: loops exact matching flags that semloop never flags, and runs of any label where
+exact matching fires on three identical calls with unchanged results and semloop has not flagged by
+then. Dev and test are printed apart; tune on dev only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from semloop.bench import trust
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("groups", nargs="+", metavar="GROUP=DEV,TEST")
+    ap.add_argument("--json", help="write the table as JSON here")
+    ap.add_argument("--half", choices=("dev", "test", "both"), default="both",
+                    help="measure only this half (tune with --half dev)")
+    ap.add_argument("--variants", action="store_true", help="also measure the hard-stop variants")
+    ap.add_argument("--peers", action="store_true", help="also run agent-loop-guard (PyPI) when installed")
+    args = ap.parse_args(argv)
+    groups = {}
+    for spec in args.groups:
+        name, _, files = spec.partition("=")
+        dev, _, test = files.partition(",")
+        if not (name and dev and test):
+            print(f"trust.py: {spec!r} is not GROUP=DEV.jsonl,TEST.jsonl", file=sys.stderr)
+            return 2
+        groups[name] = (dev, test)
+    halves = ("dev", "test") if args.half == "both" else (args.half,)
+    rows = trust.measure_groups(groups, peers=args.peers, progress=True, halves=halves,
+                                variants=args.variants)
+    print(trust.format_rows(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""Rules of the trust pass (issue 26): where seed-style exact matching fires, semloop fires too
+unless the results changed in content that matters; polling patience only with evidence that time
+passed. Each test names the mutation it catches (tests/test_pinned_rules.py style)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from semloop import Config, LoopGuard, features, volatile
+from semloop.bench import runner, trust
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _actions(steps, config=None):
+    guard = LoopGuard(config or Config(embedding="hashing"))
+    return [guard.record(tool, args, out).action for tool, args, out in steps]
+
+
+# -- volatile places learned from the stream -------------------------------------------------------
+# Mutation: drop `volatile.learn` from `LoopGuard._apply` (each test below then stays "allow").
+
+def test_a_counter_and_a_flipping_path_are_noise_once_they_change_at_every_repeat():
+    """`durationMs=180` / `233` / `286` and a `cwd=` that flips: no fixed mask knows either. The
+    third identical call is flagged, as exact matching flags it."""
+    steps = [("bash", {"command": "npm test"}, f"Tests: 3 passed, 1 failed\ndurationMs={d} cwd=/repo/{p}")
+             for d, p in ((180, "b"), (233, "a"), (286, "b"), (339, "a"))]
+    assert _actions(steps)[:3] == ["allow", "allow", "warn"]
+
+
+def test_a_relaunch_with_a_new_session_and_pid_each_time_is_the_same_result():
+    steps = [("bash", {"command": "tail -f logs/app.log"},
+              f"[session sess-{k + 3}, pid {4000 + 77 * k}] tail: logs/app.log: waiting for new lines") for k in range(3)]
+    assert _actions(steps) == ["allow", "allow", "warn"]
+
+
+def test_a_send_answered_with_new_ids_and_receipts_is_the_same_answer():
+    steps = [("post_webhook", {"url": "https://hooks.example/ops", "text": "deploy done"},
+              json.dumps({"ok": True, "messageId": f"m{k}x9", "runId": f"r-{31 * k}", "receipt": f"rc{7 * k}k"}))
+             for k in range(3)]
+    assert _actions(steps) == ["allow", "allow", "warn"]
+
+
+def test_content_that_stays_then_changes_is_news():
+    """`pending` → `pending` → `running` (with a duration that changes every time): the status
+    place did not change before, so its change is news. And a status moving through new words at
+    every repeat (`pending` → `processing` → `succeeded`) is never noise: a volatile value has a
+    digit or flips back. Nor is a count against a whole (`ready 2/4`). Mutations: accept any
+    change at the same places (drop the digit / flip test), or drop the progress-count test."""
+    steps = [("get_job", {"id": "j1"}, f"job j1: {s}, took {d}ms-ish t={d}")
+             for s, d in (("pending", 11), ("pending", 17), ("running", 23))]
+    assert _actions(steps) == ["allow", "allow", "allow"]
+    steps = [("get_refund_status", {"refund_id": "re_b99b"}, json.dumps({"refund_id": "re_b99b", "status": s}))
+             for s in ("pending", "processing", "succeeded")]
+    assert _actions(steps) == ["allow"] * 3
+    steps = [("bash", {"command": "kubectl get pod web-1"}, f"web-1 status: Starting, ready {i}/4, restarts {i * 3}")
+             for i in range(4)]
+    assert _actions(steps) == ["allow"] * 4
+
+
+def test_changed_places_names_each_place_by_what_precedes_it():
+    tok = features.result_tokens
+    a, b = tok("tests ok: 3 passed, durationms=180 cwd=/repo/a"), tok("tests ok: 3 passed, durationms=233 cwd=/repo/b")
+    places = volatile.changed_places(a, b, seen=frozenset(tok("cwd=/repo/a")))
+    assert places is not None and len(places) == 1  # side by side: one place
+    assert volatile.changed_places(tok("5 failed, 15 passed"), tok("3 failed, 17 passed")) is None  # counts
+    assert volatile.changed_places(a, a) == frozenset()
+    assert volatile.changed_places(tok("status: pending"), tok("status: running")) is None  # new words
+    long_a, long_b = tok(" ".join(f"w{i}" for i in range(30))), tok(" ".join(f"v{i}" for i in range(30)))
+    assert volatile.changed_places(long_a, long_b) is None  # most of it changed: content
+    assert features.result_tokens("x" * (features.KEYED_MASK_CHARS + 1)) == ()
+
+
+# -- polling needs evidence that time passed -----------------------------------------------------
+# Mutation: `poll_needed` returns `poll_repeats` for every pending result (the old rule).
+
+def test_back_to_back_identical_pending_answers_are_not_polling():
+    """The same order-status lookup four times in a row with the very same "pending": nothing
+    waited between, so there is nothing to be patient about (exact matching flags it too)."""
+    lookup = ("get_order_status", {"order_id": "#W123"}, json.dumps({"order_id": "#W123", "status": "pending"}))
+    assert _actions([lookup] * 4) == ["allow", "allow", "warn", "warn"]
+
+
+def test_a_wait_between_checks_or_a_moving_clock_earns_patience():
+    check = ("http_get", {"url": "https://ci.example/builds/7"}, json.dumps({"id": 7, "status": "BUILDING"}))
+    steps = [s for _ in range(4) for s in (("bash", {"command": "sleep 30"}, ""), check)]
+    assert _actions(steps) == ["allow"] * 8
+    clocked = [("gh_run_view", {"id": 8465}, f"STATUS: queued (checked 2026-12-03 12:0{m}:00)") for m in range(4)]
+    assert _actions(clocked) == ["allow"] * 4
+
+
+def test_growing_waits_earn_more_patience_and_a_stuck_poll_is_still_flagged():
+    """wait 30 / BUILDING / wait 45 / BUILDING / wait 60 / … (a backoff) is patient for
+    `backoff_poll_repeats` checks; waits that do not grow are flagged after `poll_repeats`.
+    Mutation: drop the backoff branch of `poll_needed` (the fifth BUILDING is then flagged)."""
+    check = ("http_get", {"url": "https://ci.example/builds/7"}, json.dumps({"id": 7, "status": "BUILDING"}))
+    backoff = [s for w in (30, 45, 60, 90, 120, 180) for s in (("wait", {"seconds": w}, f"waited {w}s"), check)]
+    assert _actions(backoff) == ["allow"] * 12
+    steady = [s for _ in range(6) for s in (("wait", {"seconds": 30}, "waited 30s"), check)]
+    assert "warn" in _actions(steady)
+
+
+def test_wait_seconds_reads_wait_tools_and_sleep_commands():
+    assert features.wait_seconds("wait", ["45"]) == 45.0
+    assert features.wait_seconds("mcp__ci__wait_for", []) == 0.0
+    assert features.wait_seconds("bash", ["make && sleep 2.5"]) == 2.5
+    assert features.wait_seconds("bash", ["pytest -q"]) == -1.0
+    assert features.wait_seconds("waitlist_add", ["7"]) == -1.0
+
+
+def test_a_wait_check_alternation_is_not_a_cycle():
+    """`sleep 30` / check → Building, again and again: waiting, not an A-B-A-B cycle (the
+    checks are counted patiently instead). Mutation: drop the wait/pending test of `cycle`."""
+    check = ("http_get", {"url": "https://ci.example/builds/7"}, json.dumps({"id": 7, "status": "BUILDING"}))
+    steps = [s for _ in range(3) for s in (("bash", {"command": "sleep 30"}, ""), check)]
+    guard = LoopGuard(Config(embedding="hashing"))
+    kinds = [s.kind for tool, args, out in steps for s in guard.record(tool, args, out).signals]
+    assert "cycle" not in kinds
+
+
+# -- the invariant over every labeled trace in the repository -------------------------------------
+
+_LABELED = sorted(str(p) for p in [ROOT / "benchmarks/data/real_dev.jsonl", ROOT / "benchmarks/data/real_tau_airline_dev.jsonl",
+                                   ROOT / "semloop/examples.jsonl",
+                                   *(ROOT / "benchmarks/data").glob("synth_*.jsonl")] if p.exists())
+
+
+@pytest.mark.parametrize("path", _LABELED, ids=lambda p: Path(p).name)
+def test_where_exact_matching_fires_on_unchanged_results_semloop_has_flagged(path):
+    """Seed-style exact matching (three identical calls in a row) on results that are equal once
+    normalized: semloop has flagged by that step, on every labeled trace the repository holds (the
+    synthetic sets too, when generated). Mutation: `min_repeats` 3, or the old polling patience."""
+    base = Config(embedding="hashing")
+    datasets = _examples(path) if path.endswith("examples.jsonl") else runner.load_datasets([path])
+    prepared = runner.prepare(datasets, base)
+    embedder, _ = runner.load_backend("hashing")
+    runner.embed_all(prepared, "hashing", embedder)
+    sem = [runner.replay(p, base) for p in prepared]
+    exact = [runner.replay(p, runner.config_for("exact", base)) for p in prepared]
+    violations = trust.invariant_violations(prepared, sem, exact, base.exact_window)
+    assert violations["unchanged"] == []
+    fired = sum(trust.exact_fires(p, base.exact_window) is not None for p in prepared)
+    assert fired or "tau_airline" in path or "examples" in path  # the check has cases to check
+
+
+def _examples(path):
+    from semloop.traces import load_traces
+
+    traces = [t for t in load_traces(path) if isinstance(t.label, dict) and "loop" in t.label]
+    return [runner.Dataset("examples", path, traces)] if traces else []
+
+
+def test_the_invariant_check_finds_a_violation():
+    """The check above can fail: with the repeats needed raised to 3, a three-call exact loop is
+    flagged only at its fourth call."""
+    from semloop.traces import Step, Trace
+
+    step = Step("bash", {"command": "ls /nope"}, "ls: cannot access '/nope': No such file or directory")
+    trace = Trace("t", (step,) * 3, {"loop": True, "onset": 1, "kind": "exact"})
+    base = Config(embedding="hashing", min_repeats=3, error_repeats=3)
+    prepared = runner.prepare([runner.Dataset("t", "t", [trace])], base)
+    embedder, _ = runner.load_backend("hashing")
+    runner.embed_all(prepared, "hashing", embedder)
+    sem = [runner.replay(p, base) for p in prepared]
+    exact = [runner.replay(p, runner.config_for("exact", base)) for p in prepared]
+    assert trust.invariant_violations(prepared, sem, exact, 3) == {"loops": ["t"], "unchanged": ["t"]}
+
+
+# -- the hard block needs a second view: the flag continues the loop already warned about ---------
+# Mutation: `stop_allowed` always True (the old "third flag stops" rule): the first assertion fails.
+
+def test_three_flags_about_three_different_calls_do_not_stop_the_run():
+    """Warnings about three unrelated moments were each heeded: the agent moved on. The flag that
+    continues a warned loop (its evidence shares a step with the previous flag's) stops."""
+    calls = [("bash", {"command": "git status"}, "On branch main\nnothing to commit, working tree clean"),
+             ("read_file", {"path": "README.md"}, "# Billing service\nRun make test before pushing."),
+             ("http_get", {"url": "https://api.example/v1/health"}, '{"ok": true, "version": "4.2.1"}')]
+    steps = [call for call in calls for _ in range(3)]
+    steps.append(steps[-1])
+    actions = _actions(steps)
+    assert actions[2] == actions[5] == actions[8] == "warn" and "stop" not in actions[:9]
+    assert actions[9] == "stop"
+    assert _actions(steps, Config(embedding="hashing", stop_gate="rules"))[8] == "stop"
+
+
+def test_the_first_flag_stops_when_no_warning_is_wanted():
+    loop = ("bash", {"command": "cat /nope"}, "cat: /nope: No such file or directory")
+    assert _actions([loop] * 3, Config(embedding="hashing", max_warnings=0)) == ["allow", "allow", "stop"]
+    with pytest.raises(ValueError, match="stop_gate"):
+        Config(stop_gate="sometimes")
+
+
+# -- batch work over records is not a cycle -------------------------------------------------------
+# Mutation: `different_ids` always False (the lookup/cancel alternation below is then a `cycle`).
+
+def test_look_up_and_cancel_over_different_reservations_is_batch_work():
+    """Look up A, cancel A, look up B, cancel B, …: the same two calls over other records (ids
+    without digits, `HXDUBJ`, are ids too: they sit under a `reservation_id` key). A browser's
+    element ids (`bid`) are not record ids: the page renumbers them."""
+    record = {"user_id": "mia_li_3668", "origin": "JFK", "destination": "SEA", "flight_type": "round_trip",
+              "cabin": "economy", "passengers": 2, "payment": "credit_card", "insurance": "no"}
+    steps = []
+    for rid in ("NO6JOQ", "AJVCTQ", "HXDUBJ", "PQRSTU"):
+        steps.append(("get_reservation_details", {"reservation_id": rid},
+                      json.dumps({"reservation_id": rid, **record, "status": "confirmed"})))
+        steps.append(("cancel_reservation", {"reservation_id": rid},
+                      json.dumps({"reservation_id": rid, **record, "status": "cancelled"})))
+    assert _actions(steps, Config()) == ["allow"] * 8
+    assert features.id_values({"reservation_id": "HXDUBJ", "bid": "12", "nested": {"order_ids": ["#W1"]}}) == \
+        frozenset({"hxdubj", "#w1"})
+
+
+# -- LoopGuard.resume and the one list of signal kinds --------------------------------------------
+
+def test_resume_lifts_a_stop_and_keeps_the_loop_memory(tmp_path):
+    """Mutation: `resume` forgets the window (the loop is then flagged only after two more calls)."""
+    from semloop.verdict import SignalKind
+
+    loop = ("bash", {"command": "cat /nope"}, "cat: /nope: No such file or directory")
+    for guard in (LoopGuard(Config(embedding="hashing")),
+                  LoopGuard(Config(embedding="hashing"), store=f"sqlite:///{tmp_path / 's.db'}", session="s1")):
+        actions = [guard.record(*loop).action for _ in range(5)]
+        assert actions[-1] == "stop" and guard.stopped
+        assert guard.resume() is guard and not guard.stopped and guard.state.warnings == 0
+        verdict = guard.record(*loop)
+        assert verdict.action == "warn" and verdict.signals[0].kind == SignalKind.EXACT == "exact"
+    assert [k.value for k in SignalKind][:7] == list(__import__("semloop").policy.KIND_ORDER)
+
+
+# -- the very same call, results flipping between two ---------------------------------------------
+# Mutation: drop `_flipping` from `repeated_call` (the toggle below is then never flagged).
+
+def test_a_toggle_clicked_again_and_again_is_a_repeat_though_its_two_pages_differ():
+    """Sort by price, click the same header again and again: the page flips between ascending and
+    descending (WebArena task_226 on dev). No result is new to the run; exact matching flags the
+    third click. Changed once and then the same (A, B, B) is news."""
+    rows = [f"Amazon Basics item {i}: ${i * 7 + 3}.99" for i in range(40)]
+    up, down = "\n".join(rows[:20]), "\n".join(rows[-20:][::-1])
+    click = ("click", {"bid": "1392"})
+    assert _actions([(*click, up), (*click, down), (*click, up)])[2] == "warn"
+    assert _actions([(*click, up), (*click, down), (*click, down)])[2] == "allow"
