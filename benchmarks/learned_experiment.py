@@ -12,7 +12,7 @@ on dev for the best recall at a trace-level false-alarm rate <= 1%, and at the r
 rules and model are compared on the test files, trace by trace (a trace counts as flagged at its
 first warn; the rules' first stop is printed too, their own low-false-alarm point). Last, the
 same model as a hard-block decision (`learned_stop`), against the rules' own hard block. Nothing
-here is shipped: it is the experiment behind the "learned decision" paragraphs of docs/history.md.
+here is shipped: it is the experiment behind the "learned decision" paragraphs of CHANGELOG.md.
 """
 
 from __future__ import annotations

@@ -382,7 +382,7 @@ def _is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
     line no window step showed (another URL: order 199 after order 200) is a new page however alike
     the two pages' words are. A clean step is compared with clean steps only, so the first clean
     view of what came with an error is news (even when its page error was: left so on purpose,
-    docs/history.md, twelfth pass)."""
+    CHANGELOG.md, twelfth pass)."""
     if step.result_size == 0:
         return False
     page_error = signals.page_error(step)

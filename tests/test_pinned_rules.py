@@ -935,7 +935,7 @@ def test_a_test_run_after_each_edit_checks_the_edit_but_the_same_error_stays_a_l
 
 
 # -- different programs are different experiments; a write in the cluster is checked by what follows --
-# Found on the ordinary mini-swe-agent runs (docs/history.md, fourth pass): new probe scripts
+# Found on the ordinary mini-swe-agent runs (CHANGELOG.md, fourth pass): new probe scripts
 # (`cat <<'EOF' > check_radd.py ... python check_radd.py`) that print the same thing were "reworded
 # repeats", and a file viewed, edited with `sed -i`, viewed again made a stale cluster.
 
@@ -1161,7 +1161,7 @@ def test_a_clean_check_after_each_edit_is_refactoring(check, output):
     """Edit, run the checks, all clean; five times. The check's output never changes, and that is
     the point: the work is the edits. (A rule counting the same call with the same output across
     edits caught a no-op script re-run between edits in a labeled run, and warned all of these:
-    docs/history.md, ninth pass.) Mutation: count identical successful runs across writes."""
+    CHANGELOG.md, ninth pass.) Mutation: count identical successful runs across writes."""
     guard = LoopGuard(Config())
     actions = []
     for i in range(5):
