@@ -291,17 +291,18 @@ def test_tools_returning_a_command_are_recorded_and_hinted():
     agent = create_agent(llm, [poll_job], middleware=[SemloopMiddleware()])
     out = agent.invoke({"messages": [("user", "Is job-42 done?")]})
     results = tool_messages(out["messages"])
-    # a pending status is polled patiently (`Config.poll_repeats`): the fifth identical answer is hinted
-    assert [m.content for m in results[:4]] == ["status: PENDING"] * 4
-    assert results[4].content.startswith("status: PENDING\n\n[semloop]")
+    # back to back, with no wait between them, identical pending answers are no patient polling
+    # (`signals.poll_needed`): the third is hinted, as any repeat is
+    assert [m.content for m in results[:2]] == ["status: PENDING"] * 2
+    assert results[2].content.startswith("status: PENDING\n\n[semloop]")
 
     # the same through the plain wrapper, in an agent without the middleware (ToolNode injects the id)
     RAN.clear()
-    llm = model(*loop("poll_job", {"job_id": "job-42"}, 5), AIMessage("Still pending."))
+    llm = model(*loop("poll_job", {"job_id": "job-42"}, 3), AIMessage("Still pending."))
     wrapped = guard_tool(poll_job, LoopGuard())
     out = create_agent(llm, [wrapped]).invoke({"messages": [("user", "Is job-42 done?")]})
     results = tool_messages(out["messages"])
-    assert len(RAN) == 5 and results[4].content.startswith("status: PENDING\n\n[semloop]")
+    assert len(RAN) == 3 and results[2].content.startswith("status: PENDING\n\n[semloop]")
     assert [s.kind for s in wrapped.verdicts[0].signals][0] == "exact"  # the injected call id is not compared
 
 
