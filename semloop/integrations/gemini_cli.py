@@ -184,19 +184,9 @@ def _mark_stopped(key: str, db: str | None, budget: Any = None) -> None:
 
 
 def cmd_hook(args: Any) -> int:
-    try:
-        data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-        out = handle(data, args)
-    except Exception as exc:  # fail open, whatever happened
-        detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
-        print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
-        out = {}
-    try:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-    except Exception:  # pragma: no cover - Gemini CLI went away
-        pass
-    return 0
+    from .hook_protocol import answer_hook
+
+    return answer_hook(lambda data: handle(data, args))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,22 +261,14 @@ def remove_hooks(settings: dict) -> bool:
 
 def _remove_ours(hooks: dict, event: str) -> bool:
     """Remove our entries of `event` (in place; groups and the event left empty go too)."""
+    from .hook_protocol import without_ours
+
     groups = hooks[event]
     if not isinstance(groups, list):
         return False
-    changed, kept_groups = False, []
-    for group in groups:
-        entries = group.get("hooks") if isinstance(group, dict) else None
-        if isinstance(entries, list):
-            kept = [e for e in entries if not (isinstance(e, dict) and is_semloop_command(e.get("command")))]
-            if len(kept) != len(entries):
-                changed = True
-                if not kept:
-                    continue
-                group = {**group, "hooks": kept}
-        kept_groups.append(group)
-    if kept_groups:
-        hooks[event] = kept_groups
+    kept, changed = without_ours(groups, lambda e: isinstance(e, dict) and is_semloop_command(e.get("command")))
+    if kept:
+        hooks[event] = kept
     elif groups:
         del hooks[event]
     return changed

@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shlex
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -369,22 +368,9 @@ def handle(dialect: Dialect, stdin_text: str, args: Any) -> dict:
 def cmd_hook(args: Any) -> int:
     """`semloop hook <target>`: exits 0 (2 for an answer the CLI reads from stderr); any error
     prints `{}` (allow) and one stderr line."""
-    try:
-        data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-        out = handle(DIALECTS[args.target], data, args)
-    except Exception as exc:  # fail open, whatever happened
-        detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
-        print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
-        out = {}
-    if STDERR in out:  # the CLI reads this answer as exit code 2 with the text on stderr
-        print(out[STDERR], file=sys.stderr)
-        return 2
-    try:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-    except Exception:  # pragma: no cover - the CLI went away
-        pass
-    return 0
+    from .hook_protocol import answer_hook
+
+    return answer_hook(lambda data: handle(DIALECTS[args.target], data, args), STDERR)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,6 +446,8 @@ def add_hooks(dialect: Dialect, settings: dict, command: str) -> bool:
 
 def remove_hooks(dialect: Dialect, settings: dict) -> bool:
     """Remove every semloop entry (in place); drop groups and events left empty by that."""
+    from .hook_protocol import without_ours
+
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return False
@@ -468,20 +456,8 @@ def remove_hooks(dialect: Dialect, settings: dict) -> bool:
         items = hooks[event]
         if not isinstance(items, list):
             continue
-        kept = []
-        for item in items:
-            if dialect.layout == "flat":
-                if _ours(dialect, item):
-                    changed = True
-                    continue
-            elif isinstance(item, dict) and isinstance(item.get("hooks"), list):
-                entries = [e for e in item["hooks"] if not _ours(dialect, e)]
-                if len(entries) != len(item["hooks"]):
-                    changed = True
-                    if not entries:
-                        continue
-                    item = {**item, "hooks": entries}
-            kept.append(item)
+        kept, dropped = without_ours(items, lambda e: _ours(dialect, e), flat=dialect.layout == "flat")
+        changed |= dropped
         if kept:
             hooks[event] = kept
         elif items:

@@ -26,6 +26,7 @@ import os
 import socket
 import sys
 import time
+from typing import Any
 
 PROTOCOL = 1
 MAX_REQUEST = 32 << 20  # bytes; a bigger event is handled in-process by the client
@@ -570,3 +571,45 @@ def ping(path: str, timeout: float = 1.0) -> dict | None:
     except Exception:
         return None
     return reply if reply and reply.get("ok") else None
+
+
+def answer_hook(handle: Any, stderr_key: str | None = None) -> int:
+    """A hook process's whole reply: `handle(stdin text)` gives the JSON answer, printed on one
+    line (exit 0); an answer holding `stderr_key` is that text on stderr with exit code 2 (the CLI
+    reads it so); any error prints `{}` (allow) and one stderr line: a hook fails open."""
+    try:
+        out = handle(sys.stdin.buffer.read().decode("utf-8", errors="replace"))
+    except Exception as exc:  # fail open, whatever happened
+        detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+        print(f"semloop: hook error, allowing the call: {detail[:300]}", file=sys.stderr)
+        out = {}
+    if stderr_key is not None and stderr_key in out:
+        print(out[stderr_key], file=sys.stderr)
+        return 2
+    try:
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    except Exception:  # pragma: no cover - the CLI went away
+        pass
+    return 0
+
+
+def without_ours(groups: list, ours: Any, flat: bool = False) -> tuple[list, bool]:
+    """(`groups` without our hook entries, whether any went): a settings file's list for one event,
+    of groups `{"hooks": [entries]}` (or of entries themselves, `flat`); `ours(entry)` tells ours.
+    A group left empty goes too."""
+    changed, kept = False, []
+    for group in groups:
+        if flat:
+            if ours(group):
+                changed = True
+                continue
+        elif isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            entries = [e for e in group["hooks"] if not ours(e)]
+            if len(entries) != len(group["hooks"]):
+                changed = True
+                if not entries:
+                    continue
+                group = {**group, "hooks": entries}
+        kept.append(group)
+    return kept, changed
