@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from semloop import Config, LoopGuard, features, policy, signals
+from semloop import Config, LoopGuard, features, novelty, policy, same_action, signals
 from semloop.integrations import claude_code as cc
 from semloop.state import SessionState
 from semloop.verdict import Signal
@@ -118,12 +118,12 @@ def test_same_short_first_line_does_not_make_results_the_same():
     short = "Exit code 1"
     a, b = _result_step(guard, f"{short}\n{body_a}"), _result_step(guard, f"{short}\n{body_b}")
     jaccard, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    assert signals.SAME_HEAD_JACCARD <= jaccard < 0.8
-    assert signals.result_match(a, b) == pytest.approx(jaccard)  # no same-subject boost
+    assert same_action.SAME_HEAD_JACCARD <= jaccard < 0.8
+    assert same_action.result_match(a, b) == pytest.approx(jaccard)  # no same-subject boost
     title = "Quarterly billing report for the Lisbon warehouse team"
     a, b = _result_step(guard, f"{title}\n{body_a}"), _result_step(guard, f"{title}\n{body_b}")
     j2, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    assert signals.result_match(a, b) == pytest.approx(1.0 - (1.0 - j2) / 2)  # same page: boosted
+    assert same_action.result_match(a, b) == pytest.approx(1.0 - (1.0 - j2) / 2)  # same page: boosted
 
 
 # -- survivors of the mutation run (tests/MUTATION.md) --------------------------------------------
@@ -136,13 +136,13 @@ def test_same_short_result_ignores_the_words_that_echo_the_call():
     guard = LoopGuard(Config(detector="exact"))
     tokyo, tyo = _weather(guard, "Tokyo", 36), _weather(guard, "TYO", 36)
     assert tokyo.short_words and tyo.short_words
-    assert signals.same_short_result(tokyo, tyo) and signals.same_short_result(tyo, tokyo)
-    assert not signals.same_short_result(tokyo, _weather(guard, "TYO", 12))  # the news differs
-    assert not signals.same_short_result(tokyo, _weather(guard, "TYO", 36, ', "rain": true'))  # one word more
+    assert same_action.same_short_result(tokyo, tyo) and same_action.same_short_result(tyo, tokyo)
+    assert not same_action.same_short_result(tokyo, _weather(guard, "TYO", 12))  # the news differs
+    assert not same_action.same_short_result(tokyo, _weather(guard, "TYO", 36, ', "rain": true'))  # one word more
     empty = guard._step("get_weather", {"city": "Tokyo"}, "", False)
-    assert not signals.same_short_result(tokyo, empty) and not signals.same_short_result(empty, tokyo)
+    assert not same_action.same_short_result(tokyo, empty) and not same_action.same_short_result(empty, tokyo)
     echo_only = guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False)
-    assert not signals.same_short_result(echo_only, guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False))
+    assert not same_action.same_short_result(echo_only, guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False))
 
 
 def test_call_match_scores_and_a_missing_vector():
@@ -150,13 +150,13 @@ def test_call_match_scores_and_a_missing_vector():
     a = guard._step("bash", {"command": "ls -la build"}, "x", False)
     b = guard._step("bash", {"command": "ls  -la ./build/"}, "x", False)
     c = guard._step("bash", {"command": "make test"}, "x", False)
-    assert signals.call_match(a, a) == ("exact", 1.0)
-    assert signals.call_match(a, b) == ("normalized", 1.0)
-    assert signals.call_match(a, c) == ("paraphrase", 0.0)  # no vectors (exact detector): no similarity
+    assert same_action.call_match(a, a) == ("exact", 1.0)
+    assert same_action.call_match(a, b) == ("normalized", 1.0)
+    assert same_action.call_match(a, c) == ("paraphrase", 0.0)  # no vectors (exact detector): no similarity
     semantic = LoopGuard(Config())
     with_vec = semantic._step("bash", {"command": "make test"}, "x", False)
     assert with_vec.call_vec is not None
-    assert signals.call_match(with_vec, a) == ("paraphrase", 0.0) == signals.call_match(a, with_vec)
+    assert same_action.call_match(with_vec, a) == ("paraphrase", 0.0) == same_action.call_match(a, with_vec)
 
 
 def test_verdict_signals_are_ordered_most_specific_first():
@@ -166,7 +166,7 @@ def test_verdict_signals_are_ordered_most_specific_first():
     assert [s.kind for s in policy.ordered(found)] == ["exact", "paraphrase", "cycle", "cluster", "count"]
 
 
-# -- signals.same_step: survivors of the 2026-12-01 run over the shipped detector ------------------
+# -- same_action.same_step: survivors of the 2026-12-01 run over the shipped detector ------------------
 # Each test below was checked against the mutants it names (applied with `mutmut apply`, run, reverted).
 
 def _intents(*markers: str):
@@ -196,13 +196,13 @@ def test_a_file_and_its_head_are_one_read():
     Mutations: `>= ENTITY_OVERLAP` → `>`; `result_match(..., containment=True)` → False / None / dropped;
     the last `res_sim >= cfg.result_threshold` → `... or True` (the head and the tail are two reads)."""
     guard, cat, head = _file_reads()
-    assert features.entity_overlap(cat.entities, head.entities) == signals.ENTITY_OVERLAP
-    assert signals.result_match(cat, head) < guard.config.result_threshold  # Jaccard alone: different
-    assert signals.same_step(cat, head, guard.config) == ("paraphrase", 1.0)
+    assert features.entity_overlap(cat.entities, head.entities) == same_action.ENTITY_OVERLAP
+    assert same_action.result_match(cat, head) < guard.config.result_threshold  # Jaccard alone: different
+    assert same_action.same_step(cat, head, guard.config) == ("paraphrase", 1.0)
     # its tail is another part of the file: the same intent and entities, a different result
     tail = guard._step("Bash", {"command": "tail -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[-40:]), False)
-    assert tail.entities == head.entities and signals.call_match(head, tail)[1] == 1.0
-    assert signals.same_step(head, tail, guard.config) is None
+    assert tail.entities == head.entities and same_action.call_match(head, tail)[1] == 1.0
+    assert same_action.same_step(head, tail, guard.config) is None
     # through the guard: the second `cat` repeats both earlier reads, which is a loop
     reads = [("Bash", {"command": "cat src/handlers.py"}, HANDLERS),
              ("Bash", {"command": "head -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[:40])),
@@ -217,14 +217,14 @@ def test_thresholds_are_inclusive_one_means_identical_not_never():
     `call_sim < cfg.call_threshold` → `<=`."""
     cfg = Config(call_threshold=1.0, result_threshold=1.0)
     guard, cat, head = _file_reads(cfg)
-    assert signals.same_step(cat, head, cfg) == ("paraphrase", 1.0)  # contained: 1.0; one-hot cosine: 1.0
+    assert same_action.same_step(cat, head, cfg) == ("paraphrase", 1.0)  # contained: 1.0; one-hot cosine: 1.0
     again = guard._step("Bash", {"command": "cat src/handlers.py"}, HANDLERS, False)
-    assert signals.same_step(cat, again, cfg) == ("exact", 1.0)
+    assert same_action.same_step(cat, again, cfg) == ("exact", 1.0)
     tree = "\n".join(f"docs/page{i}.md" for i in range(40))
     shallow = guard._step("list_tree", {"path": ".", "max_depth": 2}, tree, False)
     deeper = guard._step("list_tree", {"path": ".", "max_depth": 3}, tree, False)
     assert shallow.skeleton_sig == deeper.skeleton_sig
-    assert signals.same_step(shallow, deeper, cfg) == ("paraphrase", 1.0)  # a creeping option, same tree
+    assert same_action.same_step(shallow, deeper, cfg) == ("paraphrase", 1.0)  # a creeping option, same tree
 
 
 def test_a_message_and_a_tool_call_are_never_one_step():
@@ -236,8 +236,8 @@ def test_a_message_and_a_tool_call_are_never_one_step():
     message = guard._step("respond", {"content": "Here is your reservation summary"}, reply, False)
     lookup = guard._step("get_reservation", {"id": "summary"}, reply, False)
     assert message.is_message and not lookup.is_message and message.result_hash == lookup.result_hash
-    assert signals.same_step(message, lookup, guard.config) is None
-    assert signals.same_step(lookup, message, guard.config) is None
+    assert same_action.same_step(message, lookup, guard.config) is None
+    assert same_action.same_step(lookup, message, guard.config) is None
 
 
 LOG = [f"2026-11-30 12:{i:02d}:07 INFO worker-{i % 7} processed batch {1000 + i} in {i * 3} ms" for i in range(60)]
@@ -251,8 +251,8 @@ def test_a_creeping_line_count_over_an_unchanged_log_is_one_step():
     short = guard._step("Bash", {"command": "tail -n 20 app.log"}, "\n".join(LOG[-20:]), False)
     longer = guard._step("Bash", {"command": "tail -n 40 app.log"}, "\n".join(LOG[-40:]), False)
     assert short.skeleton_sig == longer.skeleton_sig
-    assert signals.result_match(short, longer) < guard.config.result_threshold
-    assert signals.same_step(short, longer, guard.config) == ("paraphrase", 1.0)
+    assert same_action.result_match(short, longer) < guard.config.result_threshold
+    assert same_action.same_step(short, longer, guard.config) == ("paraphrase", 1.0)
 
 
 def test_paging_through_a_file_with_a_creeping_offset_is_work():
@@ -264,7 +264,7 @@ def test_paging_through_a_file_with_a_creeping_offset_is_work():
               "\n".join(lines[40 * k: 40 * k + 40])) for k in range(6)]
     first, second = (guard._step(*p, False) for p in pages[:2])
     assert first.skeleton_sig == second.skeleton_sig and min(first.result_size, second.result_size) >= 30
-    assert signals.same_step(first, second, guard.config) is None
+    assert same_action.same_step(first, second, guard.config) is None
     fresh = LoopGuard(Config(), embedder=_intents("handlers"))
     assert [fresh.record(*p).action for p in pages] == ["allow"] * 6
 
@@ -278,13 +278,13 @@ def test_a_result_of_exactly_short_result_words_is_substantial():
     five = guard._step("Bash", {"command": "tail -n 5 app.log"}, text, False)
     six = guard._step("Bash", {"command": "tail -n 6 app.log"}, text + "\n" + " ".join(words[-5:]), False)
     assert five.result_size == six.result_size == features.SHORT_RESULT and five.result_hash != six.result_hash
-    assert signals.same_step(five, six, guard.config) == ("paraphrase", 1.0)  # creeping number, same words
+    assert same_action.same_step(five, six, guard.config) == ("paraphrase", 1.0)  # creeping number, same words
     # the very same substantial result from two related calls (same tool), however unalike they read
     guard = LoopGuard(Config(), embedder=_intents("cat", "awk"))
     cat = guard._step("Bash", {"command": "cat notes.txt"}, text, False)
     awk = guard._step("Bash", {"command": "awk '{print}' notes.txt"}, text, False)
-    assert signals.call_match(cat, awk) == ("paraphrase", 0.0)
-    assert signals.same_step(cat, awk, guard.config) == ("paraphrase", 0.0)
+    assert same_action.call_match(cat, awk) == ("paraphrase", 0.0)
+    assert same_action.same_step(cat, awk, guard.config) == ("paraphrase", 0.0)
 
 
 def _forecast(city: str) -> str:
@@ -300,16 +300,16 @@ def test_a_failed_call_is_not_the_same_step_as_a_succeeded_one():
     tokyo = guard._step("get_weather", {"city": "Tokyo"}, _forecast("Tokyo"), False)
     tyo = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), False)
     tyo_failed = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), True)
-    assert signals.same_step(tokyo, tyo, guard.config) == ("paraphrase", 1.0)
-    assert signals.same_step(tokyo, tyo_failed, guard.config) is None
-    assert signals.same_step(tyo_failed, tokyo, guard.config) is None
+    assert same_action.same_step(tokyo, tyo, guard.config) == ("paraphrase", 1.0)
+    assert same_action.same_step(tokyo, tyo_failed, guard.config) is None
+    assert same_action.same_step(tyo_failed, tokyo, guard.config) is None
     show = guard._step("Bash", {"command": "pip show requests | head -2"}, "Name: requests\nVersion: 2.31.4", False)
     version = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"}, "2.31.4", False)
     version_failed = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"},
                                  "2.31.4", True)
-    assert signals.same_step(show, version, guard.config) == ("paraphrase", 1.0)  # same facts, other words
-    assert signals.same_step(show, version_failed, guard.config) is None
-    assert signals.same_step(version_failed, show, guard.config) is None
+    assert same_action.same_step(show, version, guard.config) == ("paraphrase", 1.0)  # same facts, other words
+    assert same_action.same_step(show, version_failed, guard.config) is None
+    assert same_action.same_step(version_failed, show, guard.config) is None
 
 
 def test_reworded_commands_agreeing_on_four_of_five_facts_are_one_step():
@@ -318,8 +318,8 @@ def test_reworded_commands_agreeing_on_four_of_five_facts_are_one_step():
     guard = LoopGuard(Config(), embedder=_intents("pip"))
     listed = guard._step("Bash", {"command": "pip list --format=freeze"}, freeze, False)
     frozen = guard._step("Bash", {"command": "python -m pip freeze"}, freeze + "\ncharset-normalizer 3.3.2", False)
-    assert signals.same_facts(listed, frozen) == signals.SAME_FACTS
-    assert signals.same_step(listed, frozen, guard.config) == ("paraphrase", signals.SAME_FACTS)
+    assert same_action.same_facts(listed, frozen) == same_action.SAME_FACTS
+    assert same_action.same_step(listed, frozen, guard.config) == ("paraphrase", same_action.SAME_FACTS)
 
 
 # -- signals.repeated_call ------------------------------------------------------------------------
@@ -348,7 +348,7 @@ def test_only_the_very_same_call_failing_again_counts_across_progress():
     guard.record("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
     assert guard.state.last_novel == 1
     step = guard._step("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
-    assert signals.same_step(step, guard.state.window[0], guard.config)[0] == "paraphrase"
+    assert same_action.same_step(step, guard.state.window[0], guard.config)[0] == "paraphrase"
     assert signals.repeated_call(guard.state, step, guard.config) is None  # one exact repeat: not yet a loop
 
 
@@ -434,15 +434,15 @@ def test_a_run_that_passed_then_fails_twice_after_an_edit_checks_the_edit():
     assert signals.repeated_call(guard.state, step, guard.config) is None
 
 
-# -- signals.result_match -------------------------------------------------------------------------
+# -- same_action.result_match -------------------------------------------------------------------------
 
 def test_result_match_is_a_similarity_from_zero_to_one():
     """Mutations: the 1.0 for equal (or short, equal once echoes are left out) results → 2.0."""
     guard = LoopGuard(Config(detector="exact"))
     tokyo, tyo = _weather(guard, "Tokyo", 36), _weather(guard, "TYO", 36)
-    assert tokyo.result_hash != tyo.result_hash and signals.result_match(tokyo, tyo) == 1.0
+    assert tokyo.result_hash != tyo.result_hash and same_action.result_match(tokyo, tyo) == 1.0
     again = _weather(guard, "Tokyo", 36)
-    assert signals.result_match(tokyo, again) == 1.0 == signals.result_match(tokyo, again, containment=True)
+    assert same_action.result_match(tokyo, again) == 1.0 == same_action.result_match(tokyo, again, containment=True)
 
 
 def test_same_first_line_boost_starts_at_exactly_same_head_jaccard():
@@ -454,8 +454,8 @@ def test_same_first_line_boost_starts_at_exactly_same_head_jaccard():
     a = _result_step(guard, f"{title}\n{shared} " + " ".join(f"a{i}" for i in range(10)))
     b = _result_step(guard, f"{title}\n{shared} " + " ".join(f"b{i}" for i in range(10)))
     jaccard, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    assert jaccard == signals.SAME_HEAD_JACCARD
-    assert signals.result_match(a, b) == pytest.approx(0.8)
+    assert jaccard == same_action.SAME_HEAD_JACCARD
+    assert same_action.result_match(a, b) == pytest.approx(0.8)
 
 
 # -- policy.escalate: a stop is final --------------------------------------------------------------
@@ -637,7 +637,7 @@ def test_specific_errors_sharing_exactly_error_overlap_are_the_same_error():
                       ("Bash", {"command": "cat /srv/data/x"}, error("q")))
     step = guard._step("Bash", {"command": "cp -r /srv/data /tmp"}, error("s"), True)
     assert step.error_class == "permission"
-    assert signals.result_match(step, guard.state.window[0]) == signals.ERROR_OVERLAP
+    assert same_action.result_match(step, guard.state.window[0]) == signals.ERROR_OVERLAP
     assert signals.repeated_result(guard.state, step, guard.config) == Signal("same_result", 0.25, (0, 1))
 
 
@@ -749,14 +749,14 @@ def test_same_facts_limits_message_sides_and_result_sizes():
         return guard._step(tool, {"q": tag}, text, False)
     two = ["2.31.4", "1.26.18"]
     a, b = result("lookup", 80, two), result("lookup", 80, two, "v")  # FACT_RESULT words, 2 shared facts
-    assert a.result_size == signals.FACT_RESULT and a.facts == b.facts == frozenset(two)
-    assert signals.same_facts(a, b) == 1.0
+    assert a.result_size == same_action.FACT_RESULT and a.facts == b.facts == frozenset(two)
+    assert same_action.same_facts(a, b) == 1.0
     message = guard._step("respond", {"content": "Which versions are installed?"}, " ".join(two), False)
     tool = guard._step("lookup", {"q": "versions"}, " ".join(two), False)
     assert message.is_message and message.facts == tool.facts != frozenset()
-    assert signals.same_facts(message, tool) == 0.0 == signals.same_facts(tool, message)
+    assert same_action.same_facts(message, tool) == 0.0 == same_action.same_facts(tool, message)
     c, d = result("lookup", 30, two[:1]), result("lookup", 30, two[:1], "v")  # SHORT_RESULT words, 1 fact
-    assert c.result_size == features.SHORT_RESULT and signals.same_facts(c, d) == 0.0
+    assert c.result_size == features.SHORT_RESULT and same_action.same_facts(c, d) == 0.0
 
 
 def test_a_rich_short_answer_needs_tiny_result_words_besides_every_echo():
@@ -766,11 +766,11 @@ def test_a_rich_short_answer_needs_tiny_result_words_besides_every_echo():
 
     def answer(city, n):
         return guard._step("get_weather", {"city": city}, " ".join([city] + [f"x{i}" for i in range(n)]), False)
-    assert signals.same_rich_short_result(answer("Tokyo", 8), answer("TYO", 8))
-    assert not signals.same_rich_short_result(answer("Tokyo", 7), answer("TYO", 7))  # "tokyo" is an echo
+    assert same_action.same_rich_short_result(answer("Tokyo", 8), answer("TYO", 8))
+    assert not same_action.same_rich_short_result(answer("Tokyo", 7), answer("TYO", 7))  # "tokyo" is an echo
 
 
-# -- signals.same_step: an acknowledgement says nothing of what a call did --------------------------
+# -- same_action.same_step: an acknowledgement says nothing of what a call did --------------------------
 # Found on a random sample of real mini-swe-agent runs (benchmarks/labels/README.md): edits of one
 # file and new test scripts written with `cat <<EOF > f` all answer the harness's empty output, and
 # were matched as reworded repeats of each other (a warning in one ordinary coding run in four).
@@ -785,7 +785,7 @@ def test_different_edits_of_one_line_answering_an_empty_output_are_work():
     edits = [f"sed -i '224s/print.*/print(\"DEBUG {n}\")/' lib/pyplot.py" for n in ("a", "b", "c")]
     steps = [guard._step("Bash", {"command": c}, MINI_SWE_EMPTY, False) for c in edits]
     assert all(s.acknowledged for s in steps)
-    assert signals.same_step(steps[0], steps[1], guard.config) is None
+    assert same_action.same_step(steps[0], steps[1], guard.config) is None
     fresh = LoopGuard(Config(), embedder=_intents("pyplot.py"))
     assert [fresh.record("Bash", {"command": c}, MINI_SWE_EMPTY).action for c in edits] == ["allow"] * 3
 
@@ -807,7 +807,7 @@ def test_a_tiny_answer_is_not_an_acknowledgement(answer):
                "select count(id) as paid from orders where status='paid'"]
     a, b = (guard._step("run_sql", {"query": q}, answer, False) for q in queries)
     assert not a.acknowledged
-    assert signals.same_step(a, b, guard.config) == ("paraphrase", 1.0)
+    assert same_action.same_step(a, b, guard.config) == ("paraphrase", 1.0)
 
 
 def test_an_acknowledgement_may_echo_the_call():
@@ -880,7 +880,7 @@ def test_facts_every_result_states_are_background_not_an_answer(monkeypatch):
     those versions did not find the same thing. With the rule off the same runs warn."""
     runs = ["3f9a2c1d", "8b7e6d5c", "1a2b3c4d", "9f8e7d6c", "", "", ""]
     assert _pytest_runs(LoopGuard(Config(), embedder=_intents("pytest")), runs) == ["allow"] * 7
-    monkeypatch.setattr(signals, "BACKGROUND_FACT", 10 ** 9)
+    monkeypatch.setattr(novelty, "BACKGROUND_FACT", 10 ** 9)
     assert "warn" in _pytest_runs(LoopGuard(Config(), embedder=_intents("pytest")), runs)
 
 
@@ -959,11 +959,11 @@ def test_probe_scripts_under_different_names_are_experiments_not_repeats(monkeyp
     assert [guard.record("Bash", _probe(n, c), FITS_REPORT).action for n, c in names] == ["allow"] * 3
     a, b = (LoopGuard(Config(), embedder=_intents("astropy"))._step("Bash", _probe(n, c), FITS_REPORT, False)
             for n, c in names[:2])
-    assert a.programs == {"test_qd.py"} and signals.different_programs(a, b)
-    assert signals.same_step(a, b, Config()) is None
+    assert a.programs == {"test_qd.py"} and same_action.different_programs(a, b)
+    assert same_action.same_step(a, b, Config()) is None
     again = LoopGuard(Config(), embedder=_intents("astropy"))
     assert [again.record("Bash", _probe("test_qd.py", c), FITS_REPORT).action for c in "abc"][-1] == "warn"
-    monkeypatch.setattr(signals, "different_programs", lambda a, b: False)
+    monkeypatch.setattr(same_action, "different_programs", lambda a, b: False)
     fresh = LoopGuard(Config(), embedder=_intents("astropy"))
     assert "warn" in [fresh.record("Bash", _probe(n, c), FITS_REPORT).action for n, c in names]
 
@@ -1129,7 +1129,7 @@ def test_an_error_over_a_new_page_is_not_the_same_failure(monkeypatch):
         return [guard.record("click", {"bid": bid}, f"{timeout}\n" + _page(f"order/view/{n}", f"Order {n}"),
                              is_error=True).action for bid, n in (("1379", 197), ("1381", 196), ("1383", 195))]
     assert orders() == ["allow"] * 3
-    monkeypatch.setattr(signals, "FACT_RESULT", 10 ** 9)
+    monkeypatch.setattr(novelty, "FACT_RESULT", 10 ** 9)
     assert "warn" in orders()
 
 
@@ -1296,7 +1296,7 @@ def test_the_same_lookup_after_new_replies_is_still_a_repeat(monkeypatch):
     lookup = ("search_waiting_list_by_rut", {"rut": "99.999.999-9"},
               "RESULTADO: El paciente no registra interconsultas pendientes en la lista de espera.")
     assert _conversation([lookup] * 3, REPLIES) == ["allow", "allow", "warn"]
-    real = signals.since_progress
+    real = novelty.since_progress
     monkeypatch.setattr(signals, "since_progress", lambda state, step, talk=True: real(state, step))
     assert _conversation([lookup] * 3, REPLIES) == ["allow"] * 3
 
@@ -1401,7 +1401,7 @@ def test_a_creeping_depth_with_the_same_short_listing_is_a_repeat(monkeypatch):
     assert _crawl(growing) == ["allow"] * 4
     # a bare acknowledgement for each depth says too little to call it the same answer
     assert _crawl(["ok: crawl queued"] * 4) == ["allow"] * 4
-    monkeypatch.setattr(signals, "same_detailed_short_result", lambda a, b: False)
+    monkeypatch.setattr(same_action, "same_detailed_short_result", lambda a, b: False)
     assert _crawl([PAGES] * 4) == ["allow"] * 4
 
 
@@ -1485,7 +1485,7 @@ def test_test_runs_of_different_modules_are_different_work():
     """`runtests.py expressions_window`, `expressions`, `queries`: three test modules whose outputs
     share nearly every word (the runner's boilerplate) and contain one another. One word swapped in
     a call is the same action on another target, as batch work is (mini-swe-agent django-13028,
-    13315 and 15022 were warned for it). Mutation: drop `signals.swapped_target` from `same_step`."""
+    13315 and 15022 were warned for it). Mutation: drop `same_action.swapped_target` from `same_step`."""
     guard = LoopGuard(Config(), embedder=_intents("runtests"))  # the embedding calls them one intent
     actions = [guard.record("bash", {"command": f"python3 tests/runtests.py {module}"},
                             _django_run(module, tests, skipped, case)).action
@@ -1657,10 +1657,8 @@ def test_a_traversal_whose_every_click_times_out_is_still_traversal(monkeypatch)
     assert _list_and_orders(list(range(180, 186)), timeout) == ["allow"] * 12
     assert _list_and_orders(list(range(180, 186)), timeout, reorders=True) == ["allow"] * 12
     assert "warn" in _list_and_orders([180] * 4, timeout)
-    from semloop import guard as guard_module
-
-    real = guard_module._is_novel
-    monkeypatch.setattr(guard_module, "_is_novel", lambda step, state, cfg: not step.is_error and real(step, state, cfg))
+    real = novelty.is_novel
+    monkeypatch.setattr(novelty, "is_novel", lambda step, state, cfg: not step.is_error and real(step, state, cfg))
     assert "warn" in _list_and_orders(list(range(180, 186)), timeout)
 
 
