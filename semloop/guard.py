@@ -12,14 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from . import features, hints, messages, novelty, policy, same_action, signals, volatile
+from . import features, hints, messages, novelty, policy, signals, volatile
 from .config import Config, fail_open
 from .embeddings import Embedder, load_embedder
 from .redact import redact_step, redact_text, redact_values
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
 
-_MAX_FLAGGED = 256
+_MAX_FLAGGED = 256  # flagged calls and tool counts kept (least recently used dropped): a memory bound, not tuning
 
 
 class LoopGuard:
@@ -89,14 +89,14 @@ class LoopGuard:
             self.state = state
         return self
 
-    def __getstate__(self) -> dict:  # in-memory pickling (multiprocessing): no lock, store by URL
+    def __getstate__(self) -> dict[str, Any]:  # in-memory pickling (multiprocessing): no lock, store by URL
         data = self.__dict__.copy()
         del data["_lock"]
         store = data.pop("store")
         data["_store_url"] = None if store is None else store.url
         return data
 
-    def __setstate__(self, data: dict) -> None:
+    def __setstate__(self, data: dict[str, Any]) -> None:
         url = data.pop("_store_url", None)
         self.__dict__.update(data)
         self._lock = threading.RLock()
@@ -177,7 +177,7 @@ class LoopGuard:
         """
         try:
             text = "" if text is None else str(text)
-        except Exception as exc:  # a failing __str__, an int past the digit limit, RecursionError: fail open as record does
+        except Exception as exc:  # a failing __str__, an int past the digit limit, RecursionError: fail open
             return self._failed(exc)
         if self.stopped or not text.strip():
             # a message after a stop is the agent telling the user about it, and an empty one asks
@@ -198,7 +198,8 @@ class LoopGuard:
         return np.asarray(self.embedder(texts), dtype=np.float32)
 
     def _step(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> StepRecord:
-        cfg = self.config
+        cfg = self.config.for_tool(tool)
+        th = cfg.thresholds
         text = features.render_value(output)
         result = features.normalize_result(text)
         exact_sig, norm_sig, skeleton_sig, values = features.call_keys(tool, tool_input)
@@ -211,10 +212,10 @@ class LoopGuard:
         entities = features.entities(values)
         input_words = features.input_words(values)
         short_words = features.short_result_words(  # kept as they are: no secret in them
-            redact_text(result) if size < features.SHORT_RESULT else result, size)
+            redact_text(result) if size < th.short_result else result, size, th.short_result)
         said = " ".join(values) if is_message else ""  # a message's text
         asks = features.message_asks(said)  # "" for a tool call: it says nothing
-        pending = error_class is None and not is_message and features.is_pending(result, size)
+        pending = error_class is None and not is_message and features.is_pending(result, size, th.pending_words)
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
@@ -224,7 +225,7 @@ class LoopGuard:
             norm_sig=norm_sig,
             call_vec=vec,
             result_hash=features.digest(result),
-            result_head=features.result_head(text),
+            result_head=features.result_head(text, th.head_words),
             result_sketch=sketch,
             result_size=size,
             is_error=is_error or error_class is not None,  # "Permission denied" on stdout is an error too
@@ -240,10 +241,10 @@ class LoopGuard:
             answered=is_message and features.reply_answers(text, said),
             # a result echoing the call's path states nothing new; only brief results are compared
             # by their facts (`same_action.same_facts`), so a long one's are never extracted
-            facts=features.result_facts(result) - entities if size <= same_action.FACT_RESULT else frozenset(),
+            facts=features.result_facts(result) - entities if size <= th.fact_result else frozenset(),
             skeleton_sig=skeleton_sig,
             pending=pending,
-            acknowledged=features.is_acknowledgement(result, short_words, size, input_words),
+            acknowledged=features.is_acknowledgement(result, short_words, size, input_words, th.short_result),
             programs=features.program_files(entities),
             edits=features.is_edit(tool_input, values),
             search=search,
@@ -264,7 +265,7 @@ class LoopGuard:
         step = _redacted(self._step(tool, tool_input, output, is_error))  # stored steps keep no secrets
         if self.store is None:
             return self._apply(step)
-        verdicts = []
+        verdicts: list[Verdict] = []
 
         def apply(stored: SessionState | None) -> SessionState:
             # the features and embedding above were computed outside the store's lock; this runs
@@ -279,8 +280,8 @@ class LoopGuard:
     def _apply(self, step: StepRecord) -> Verdict:
         state, cfg = self.state, self.config.for_tool(step.tool)
         if step.facts:
-            step.facts = novelty.foreground_facts(state, step.facts)
-        volatile.learn(state, step)
+            step.facts = novelty.foreground_facts(state, step.facts, cfg.thresholds)
+        volatile.learn(state, step, cfg.thresholds)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = novelty.is_novel(step, state, cfg)
         # the baselines keep their own recipe: the flag after `max_warnings` stops

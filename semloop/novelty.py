@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import itertools
 
-from .config import Config
-from .same_action import FACT_RESULT, SAME_FACTS, result_match, same_facts
+from .config import THRESHOLDS, Config, Thresholds
+from .same_action import result_match, same_facts
 from .state import SessionState, StepRecord
 
-BACKGROUND_FACT = 4  # a fact this many earlier brief results stated is background (`foreground_facts`);
-# above `min_repeats` + 1, so a loop of reworded version checks is flagged before its own answer turns background
 
-
-def page_error(step: StepRecord) -> bool:
-    """An error that comes with a whole page or listing (more than `FACT_RESULT` distinct words): a
+def page_error(step: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
+    """An error that comes with a whole page or listing (more than `Thresholds.fact_result` distinct words): a
     browser's "Timeout 500ms exceeded" over the page the click did open. Its content is the news,
     not its error line (`repeated_result`; novelty in `novelty.is_novel`)."""
-    return step.is_error and step.result_size > FACT_RESULT
+    return step.is_error and step.result_size > th.fact_result
 
 
 def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> list[StepRecord]:
@@ -80,16 +77,16 @@ def poll_needed(state: SessionState, step: StepRecord, cfg: Config) -> int:
     return cfg.poll_repeats
 
 
-_MAX_FACTS = 1024  # session facts counted at most (least recently stated dropped): memory stays flat
+_MAX_FACTS = 1024  # session facts counted at most (least recently stated dropped): a memory bound, not tuning
 
 
-def foreground_facts(state: SessionState, facts: frozenset) -> frozenset:
+def foreground_facts(state: SessionState, facts: frozenset[str], th: Thresholds = THRESHOLDS) -> frozenset[str]:
     """`facts` less the session's background, counting them. A version or path that earlier brief
-    results kept stating (`BACKGROUND_FACT` of them) — the Python and pytest versions of
+    results kept stating (`Thresholds.background_fact` of them) — the Python and pytest versions of
     every test-run header, the file of a warning every script prints — is the environment talking,
     not an answer: two different scripts both printing it did not find the same thing."""
     counts = state.fact_counts
-    kept = frozenset(f for f in facts if counts.get(f, 0) < BACKGROUND_FACT)
+    kept = frozenset(f for f in facts if counts.get(f, 0) < th.background_fact)
     for fact in facts:
         counts[fact] = counts.pop(fact, 0) + 1  # re-inserted: the least recently stated is dropped first
     while len(counts) > _MAX_FACTS:
@@ -111,15 +108,16 @@ def is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
     CHANGELOG.md, twelfth pass)."""
     if step.result_size == 0:
         return False
-    paged = page_error(step)
+    th = cfg.thresholds
+    paged = page_error(step, th)
     if step.is_error and not paged:
         return False
     if paged and step.result_head and all(prev.result_head != step.result_head for prev in state.window):
         return True
     return all(
-        result_match(step, prev, containment=min(step.result_size, prev.result_size) <= FACT_RESULT)
+        result_match(step, prev, containment=min(step.result_size, prev.result_size) <= th.fact_result, th=th)
         < cfg.result_threshold
-        and same_facts(step, prev) < SAME_FACTS for prev in state.window if paged or not prev.is_error)
+        and same_facts(step, prev, th) < th.same_facts for prev in state.window if paged or not prev.is_error)
 
 
 def is_write(step: StepRecord, state: SessionState) -> bool:

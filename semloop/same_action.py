@@ -2,7 +2,8 @@
 (`call_match`), how their results match (`result_match`, `same_facts`, the short-result rules), and
 the one decision the repeat and cycle signals build on, `same_step` (same action, same result).
 
-Pure functions of two `StepRecord`s (and the `Config`); no session state. The pipeline:
+Pure functions of two `StepRecord`s (and the `Config`; the bounds are `Config.thresholds`,
+`semloop.config.Thresholds`); no session state. The pipeline:
 `features` (call → `StepRecord`) → `same_action` → `novelty` → `signals` → `policy`.
 """
 
@@ -10,16 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import Config
-from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
+from .config import THRESHOLDS, Config, Thresholds
+from .features import content_similarity, entity_overlap, fact_overlap
 from .state import StepRecord
 from .verdict import SignalKind as K
-
-ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
-SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap
-SAME_FACTS = 0.8  # reworded calls whose results state (nearly) the same facts: versions, hashes, paths
-FACT_RESULT = 80  # ... in brief results (distinct words), where the facts are what the result says
-SAME_CONTENT = 0.95  # result similarity that reads as the very same content (a few words of echo apart)
 
 
 def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
@@ -33,36 +28,37 @@ def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
     return K.PARAPHRASE.value, float(np.dot(a.call_vec, b.call_vec))
 
 
-def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> float:
+def result_match(a: StepRecord, b: StepRecord, containment: bool = False, th: Thresholds = THRESHOLDS) -> float:
     """Content similarity of two results, 0..1: 1.0 when equal after normalization; short results
-    (see `features.SHORT_RESULT`) are either equal or different.
+    (see `Thresholds.short_result`) are either equal or different.
 
     `containment` also counts one result being a part of the other — evidence of the same action
     when the calls differ (`head -n` vs `cat`), but not for one identical call, where a shorter
     result (fewer failing tests) is news. Results with the same first line (same page title and
-    URL, same table header) are the same when their words mostly agree (`SAME_HEAD_JACCARD`):
+    URL, same table header) are the same when their words mostly agree (`Thresholds.same_head_jaccard`):
     re-rendered pages and OCR'd screenshots vary a lot in wording, never in their title.
     """
     if a.result_hash == b.result_hash:
         return 1.0
-    if min(a.result_size, b.result_size) < SHORT_RESULT:
+    if min(a.result_size, b.result_size) < th.short_result:
         return 1.0 if same_short_result(a, b) else 0.0
-    jaccard, contained = content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    if a.result_head and a.result_head == b.result_head and jaccard >= SAME_HEAD_JACCARD:
+    jaccard, contained = content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size,
+                                            th.tiny_result)
+    if a.result_head and a.result_head == b.result_head and jaccard >= th.same_head_jaccard:
         return max(jaccard, 1.0 - (1.0 - jaccard) / 2)  # halfway to 1: same subject, noisy body
     return max(jaccard, contained) if containment else jaccard
 
 
-def same_facts(a: StepRecord, b: StepRecord) -> float:
+def same_facts(a: StepRecord, b: StepRecord, th: Thresholds = THRESHOLDS) -> float:
     """Two results in different words stating the same facts (`pip show x` and `python -c "print(
     x.__version__)"` both say 2.1.4; `git log -1` and `git rev-parse HEAD` name one commit): the
     Jaccard overlap of their fact sets (`features.result_facts`, less what echoes the call), 0
     when either states none. Only for brief
-    results (`FACT_RESULT` distinct words or fewer): a web page or a JSON record names many
+    results (`Thresholds.fact_result` distinct words or fewer): a web page or a JSON record names many
     versions, ids and paths that other pages share."""
-    if max(a.result_size, b.result_size) > FACT_RESULT or a.is_message or b.is_message:
+    if max(a.result_size, b.result_size) > th.fact_result or a.is_message or b.is_message:
         return 0.0  # (a message's result is the other side's reply: its facts are theirs)
-    if len(a.facts & b.facts) < 2 and min(a.result_size, b.result_size) >= SHORT_RESULT:
+    if len(a.facts & b.facts) < 2 and min(a.result_size, b.result_size) >= th.short_result:
         # one shared fact is the answer only in a short result ("2.1.4", a hash); two search pages
         # citing the same section number ("20.3") answer different questions
         return 0.0
@@ -84,21 +80,21 @@ def same_short_result(a: StepRecord, b: StepRecord) -> bool:
     return _short_result_besides_echo(a, b) is not None
 
 
-def same_detailed_short_result(a: StepRecord, b: StepRecord) -> bool:
-    """`same_short_result` with at least `TINY_RESULT` distinct words besides the echoes: a
+def same_detailed_short_result(a: StepRecord, b: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
+    """`same_short_result` with at least `Thresholds.tiny_result` distinct words besides the echoes: a
     detailed answer (temperature, conditions, humidity, wind...), not a bare acknowledgement
     ("updated: true" says too little to tell two calls did the same thing)."""
     rest = _short_result_besides_echo(a, b)
-    return rest is not None and len(set(rest)) >= TINY_RESULT
+    return rest is not None and len(set(rest)) >= th.tiny_result
 
 
-def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
+def same_rich_short_result(a: StepRecord, b: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
     """`same_detailed_short_result` for calls that do not differ in an id or a number: a detailed
     answer that two calls share word for word came from one query, however the arguments were
     spelled. Calls that differ in an id or a number are batch work, whatever they answer."""
     if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w) or different_ids(a, b):
         return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
-    return same_detailed_short_result(a, b)
+    return same_detailed_short_result(a, b, th)
 
 
 def different_ids(a: StepRecord, b: StepRecord) -> bool:
@@ -142,9 +138,10 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     all answer "updated".) (Merely *similar* results from loosely related calls do not: clicking
     through a form on an unchanged page is work, not a loop.)
     """
+    th = cfg.thresholds
     kind, call_sim = call_match(a, b)
     if kind != K.PARAPHRASE:
-        res_sim = result_match(a, b)
+        res_sim = result_match(a, b, th=th)
         return (kind, res_sim) if res_sim >= cfg.result_threshold else None
     if a.is_message or b.is_message:
         return None  # reworded messages are judged on what they ask for (`repeated_message`)
@@ -153,19 +150,19 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         # neither is the same detailed short one ("Found 12 pages: /, /about, ..." at max_depth 2,
         # 3, 4). (Not a bare acknowledgement: edits `case 1` → `case 2` of one file all answer
         # "updated", and are work.)
-        if min(a.result_size, b.result_size) >= SHORT_RESULT:
-            res_sim = result_match(a, b, containment=True)
+        if min(a.result_size, b.result_size) >= th.short_result:
+            res_sim = result_match(a, b, containment=True, th=th)
             return (kind, res_sim) if res_sim >= cfg.result_threshold else None
-        if not (a.is_error or b.is_error) and same_detailed_short_result(a, b):
+        if not (a.is_error or b.is_error) and same_detailed_short_result(a, b, th):
             return kind, 1.0
     if different_programs(a, b):
         return None  # two probe scripts: two experiments, whatever they print
-    same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
-    if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= SHORT_RESULT:
+    same_entities = entity_overlap(a.entities, b.entities) >= th.entity_overlap
+    if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= th.short_result:
         return kind, call_sim  # the very same substantial result from related calls
-    if not (a.is_error or b.is_error) and related(a, b, cfg) and (facts := same_facts(a, b)) >= SAME_FACTS:
+    if not (a.is_error or b.is_error) and related(a, b, cfg) and (facts := same_facts(a, b, th)) >= th.same_facts:
         return kind, facts  # reworded commands whose outputs differ in form, not in what they say
-    if a.tool == b.tool and not (a.is_error or b.is_error) and same_rich_short_result(a, b):
+    if a.tool == b.tool and not (a.is_error or b.is_error) and same_rich_short_result(a, b, th):
         return kind, 1.0  # reworded arguments (Tokyo, TYO, "Tokyo, Japan"), the same detailed answer
     if not same_entities:
         return None  # the same tool over different entities: not a repeat
@@ -180,7 +177,7 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
         # one word swapped (`runtests.py expressions`, then `runtests.py queries`): another target,
         # whose output may share most words and contain the other's; only the very same content
         # says it was the same one (city=Tokyo, then city=TYO)
-        res_sim = result_match(a, b)
-        return (kind, min(call_sim, res_sim)) if res_sim >= SAME_CONTENT else None
-    res_sim = result_match(a, b, containment=True)
+        res_sim = result_match(a, b, th=th)
+        return (kind, min(call_sim, res_sim)) if res_sim >= th.same_content else None
+    res_sim = result_match(a, b, containment=True, th=th)
     return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, content_similarity
+from .features import content_similarity
 from .novelty import page_error, poll_needed, since_progress, starts_at_a_reply, uses_new_value
 from .same_action import different_ids, related, result_match, same_step
 from .state import Cluster, SessionState, StepRecord
@@ -26,9 +26,7 @@ from .verdict import SignalKind as K
 SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
 _CALL_KIND_RANK = {K.EXACT.value: 0, K.NORMALIZED.value: 1, K.PARAPHRASE.value: 2}
-ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
 GENERIC_ERRORS = frozenset({"exit", "error", "other"})
-SAME_ASK_SIMILARITY = 0.7  # messages naming the same requested thing need only this similarity
 
 
 # -- the layered (semantic) signals ----------------------------------------------------------
@@ -103,7 +101,7 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     """Varied attempts that keep producing the same error (or the same empty answer).
 
     Two errors are the same when they have the same class (permission, not found, ...) and share
-    some content (the path, the host): `ERROR_OVERLAP`. Related attempts are calls to the same
+    some content (the path, the host): `Thresholds.error_overlap`. Related attempts are calls to the same
     tool, or calls at least `related_threshold` similar.
     Only errors count: the same *successful* result from different calls is usually legitimate
     (batch edits of different files all answer "OK"; clicks on a page that did not change while
@@ -113,13 +111,14 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         return None
     # A specific reason (permission, not found, ...) shared by varied attempts needs only some
     # shared content; a generic failure ("exit code 1") must be the same failure. So must an error
-    # that comes with a whole page or listing (more than FACT_RESULT words): there the content is
+    # that comes with a whole page or listing (more than Thresholds.fact_result words): there the content is
     # the news — a browser's "Timeout 500ms exceeded" over the new page each click opened — and
     # two pages of one site share their menus, not what was found. Such results whose first lines
     # differ (another URL: page 2, then page 3 of a list) are about different things altogether.
-    long_result = page_error(step)
+    th = cfg.thresholds
+    long_result = page_error(step, th)
     generic = step.error_class in GENERIC_ERRORS or long_result
-    overlap = cfg.result_threshold if generic else ERROR_OVERLAP
+    overlap = cfg.result_threshold if generic else th.error_overlap
     hits = []
     progress = since_progress(state, step)
     if starts_at_a_reply(progress) and not uses_new_value(state, step):
@@ -131,9 +130,10 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
             continue
         if long_result and step.result_head and prev.result_head and step.result_head != prev.result_head:
             continue
-        sim = result_match(step, prev)
+        sim = result_match(step, prev, th=th)
         if sim < overlap and not generic:  # short specific errors may share only a path
-            sim = max(content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size))
+            sim = max(content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size,
+                                         th.tiny_result))
         if sim >= overlap:
             hits.append((prev.index, sim))
     if len(hits) < cfg.error_repeats:
@@ -195,7 +195,7 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
     # Asking for the same named thing ("reservation id") every time is the same ask even when the
     # sentences around it differ more than `message_threshold` allows; still loosely alike.
     same_object = bool(frozenset.intersection(step.ask_terms, *(p.ask_terms for p in group)))
-    if score < cfg.message_threshold and not (same_object and score >= SAME_ASK_SIMILARITY):
+    if score < cfg.message_threshold and not (same_object and score >= cfg.thresholds.same_ask_similarity):
         return None
     return Signal(K.CONVERSATION.value, score, tuple(p.index for p in group),
                   f"{len(group) + 1} messages asking for the same thing, no new tool result in between")
@@ -243,11 +243,12 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         while len(state.clusters) > cfg.max_clusters:
             state.clusters.popitem(last=False)
     step.cluster = best_id
-    seen_result = any(h == step.result_hash or (min(n, step.result_size) >= SHORT_RESULT and content_similarity(
-        sk, n, step.result_sketch, step.result_size)[0] >= cfg.result_threshold) for h, sk, n in cluster.results)
+    short, tiny = cfg.thresholds.short_result, cfg.thresholds.tiny_result
+    seen_result = any(h == step.result_hash or (min(n, step.result_size) >= short and content_similarity(
+        sk, n, step.result_sketch, step.result_size, tiny)[0] >= cfg.result_threshold) for h, sk, n in cluster.results)
     # A short acknowledgement ("file updated") says nothing about progress unless the call itself
     # was made before: successive edits of one file are work, re-running `git status` is not.
-    is_stale = seen_result and (step.result_size >= SHORT_RESULT or step.norm_sig in cluster.calls)
+    is_stale = seen_result and (step.result_size >= short or step.norm_sig in cluster.calls)
     if step.programs and not step.programs & set(cluster.programs):
         is_stale = False  # a program this kind of call never ran: a new experiment (`different_programs`)
     if cluster.steps and state.last_write >= cluster.steps[-1]:
