@@ -435,6 +435,8 @@ _VOLATILE = re.compile(
     r"|\b0x[0-9a-f]{6,}\b"  # addresses
     r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # uuids
 )
+# Sizes of what is read and kept, not detection tuning (the thresholds are `config.Thresholds`):
+# SKETCH_SIZE is part of the stored state (`state_format`); the others bound the work per step.
 SKETCH_SIZE = 64
 SKETCH_CHARS = 32_000
 
@@ -474,7 +476,8 @@ _AGO = re.compile(r"\b\d+(\.\d+)?\s?(min|mins|minutes?|h|hrs?|hours?|days?|weeks
 _SPINNER = re.compile("[\u2800-\u28ff\u25d0-\u25d3\u25f4-\u25f7]+")
 KEYED_MASK_CHARS = 2000
 """Keyed volatile values are masked in results up to this long (retry errors, status lines: where
-they decide "same result"); a pass over every web page would cost more than it finds."""
+they decide "same result"); a pass over every web page would cost more than it finds. A bound on
+the work per step, like `RESULT_TOKENS`, `FACT_CHARS` and `MAX_FACTS`."""
 
 
 def mask_keyed(text: str) -> str:
@@ -624,7 +627,7 @@ def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
 
 _MIX = 0xBF58476D1CE4E5B9  # splitmix64's multiplier: spreads crc32 values before taking the bottom k
 _MASK64 = (1 << 64) - 1  # numpy's uint64 product wraps; the pure-Python path masks to match
-_NUMPY_FROM = 200
+_NUMPY_FROM = 200  # words from which numpy is faster (the same sketch either way): speed, not tuning
 
 
 # Facts a result states: versions, commit hashes, long numbers, paths. `pip show x`, `pip list |
