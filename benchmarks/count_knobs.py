@@ -38,10 +38,12 @@ def count(package: Path) -> dict[str, object]:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name in ("Config", "Thresholds") and path.name == "config.py":
                 fields[node.name] = sum(1 for n in node.body if isinstance(n, ast.AnnAssign))
-            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
-            if value is None:
+            if isinstance(node, ast.Assign):
+                value, targets = node.value, node.targets
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                value, targets = node.value, [node.target]
+            else:
                 continue
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [t.id for t in targets if isinstance(t, ast.Name)]
             if _numeric(value):
                 numeric += [f"{path.stem}.{n}" for n in names]
