@@ -1,6 +1,6 @@
 """Soft and hard block, per group and half, with the exact-matching invariant.
 
-    python benchmarks/trust.py [--hard VARIANT,...] [--json OUT] GROUP=DEV.jsonl,TEST.jsonl ...
+    python benchmarks/trust.py [--variants] [--peers [--jobs N]] [--json OUT] GROUP=DEV.jsonl,TEST.jsonl ...
 
 Each GROUP names a dev file and a test file (the real runs rebuilt as benchmarks/labels/README.md
 says, e.g. ``browser=sets/browser.dev.jsonl,sets/browser.test.jsonl``). For every group and half it
@@ -10,6 +10,11 @@ variant (`semloop.bench.trust.HARD_VARIANTS`), seed-style exact matching (window
 the invariant: loops exact matching flags that semloop never flags, and runs of any label where
 exact matching fires on three identical calls with unchanged results and semloop has not flagged by
 then. Dev and test are printed apart; tune on dev only.
+
+`--peers` adds agent-loop-guard (PyPI, run through its own package): it runs in `--jobs` worker
+processes, and its verdicts are kept per trace (keyed by a hash of the trace and the package
+version) in `--peer-cache` (benchmarks/results/tmp/peer_cache), so a later run, or a run cut short,
+replays only the traces not seen yet.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from semloop.bench import trust
+
+PEER_CACHE = Path(__file__).resolve().parent / "results" / "tmp" / "peer_cache"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure only this half (tune with --half dev)")
     ap.add_argument("--variants", action="store_true", help="also measure the hard-stop variants")
     ap.add_argument("--peers", action="store_true", help="also run agent-loop-guard (PyPI) when installed")
+    ap.add_argument("--jobs", type=int, metavar="N", help="worker processes for the peers (default: one per CPU)")
+    ap.add_argument("--peer-cache", default=str(PEER_CACHE), metavar="DIR",
+                    help="the peers' verdicts per trace are kept here (default: %(default)s)")
     args = ap.parse_args(argv)
     groups = {}
     for spec in args.groups:
@@ -40,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         groups[name] = (dev, test)
     halves = ("dev", "test") if args.half == "both" else (args.half,)
     rows = trust.measure_groups(groups, peers=args.peers, progress=True, halves=halves,
-                                variants=args.variants)
+                                variants=args.variants, jobs=args.jobs, peer_cache=args.peer_cache)
     print(trust.format_rows(rows))
     if args.json:
         with open(args.json, "w") as f:

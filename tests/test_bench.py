@@ -171,7 +171,8 @@ def test_bench_end_to_end(tiny, tmp_path, semloop_cmd):
                                          "--memory-steps", "200"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    for name in ("results.md", "results.json", "outcomes.jsonl", "pr_vs_threshold.png", "delay_distribution.png"):
+    for name in ("results.md", "results.json", "outcomes.jsonl", "pr_vs_threshold.png", "tradeoff.png",
+                 "delay_distribution.png"):
         assert (out / name).stat().st_size > 0, name
     data = json.loads((out / "results.json").read_text())  # strict JSON: nan written as null
     assert data["detectors"] == ["exact", "semantic-hashing", "semantic"]
@@ -190,7 +191,10 @@ def test_bench_end_to_end(tiny, tmp_path, semloop_cmd):
     assert "import_semloop_ms" in data["process"]["import"]
     assert data["process"]["memory"]["rss_after_model_mb"] > data["process"]["memory"]["rss_before_model_mb"]
     assert [r["call_threshold"] for r in data["sweep"]["semantic"]][:2] == [0.7, 0.72]
+    at_default = next(r for r in data["sweep"]["semantic"] if r["call_threshold"] == Config().call_threshold)
+    assert at_default["stops_on_loops"] == overall["semantic"]["stops_on_loops"]  # the hard curve, per threshold
     md = (out / "results.md").read_text()
+    assert "the soft and hard trade-off curves" in md and "hard recall" in md
     assert "| `semantic` |" in md and "Steps saved" in md and "loop:" not in md
     assert "paraphrase (n=1)" in md and "polling (n=1)" in md
 
@@ -205,7 +209,8 @@ def test_bench_runs_agent_loop_guard_and_reports_both_levels(tiny, tmp_path, sem
     out = tmp_path / "results"
     proc = subprocess.run(semloop_cmd + ["bench", str(tiny), "--detectors", "semantic,agent-loop-guard", "--out", str(out),
                                          "--perf-runs", "0", "--latency-steps", "20", "--memory-steps", "0", "--outcomes",
-                                         "--jobs", "1"], capture_output=True, text=True, timeout=180)
+                                         "--jobs", "1", "--peer-cache", str(tmp_path / "cache")],
+                          capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     data = json.loads((out / "results.json").read_text())
     assert data["detectors"] == ["semantic", "agent-loop-guard"]
@@ -217,6 +222,7 @@ def test_bench_runs_agent_loop_guard_and_reports_both_levels(tiny, tmp_path, sem
                 flag = i
         row = next(r for r in rows if r["detector"] == "agent-loop-guard" and r["id"] == trace["id"])
         assert row["first_flag"] == flag
+    assert len((tmp_path / "cache" / "agent-loop-guard.jsonl").read_text().splitlines()) == len(TRACES)
     grid = data["hard_tradeoff"]
     assert len(grid) == 12 and {r["stop_gate"] for r in grid} == {"rules", "same_loop", "agree", "same_loop+agree"}
     assert all(r["stops_on_loops"] <= r["loops"] for r in grid)

@@ -42,7 +42,11 @@ def add_cli(subparsers) -> None:
                    help="steps of one long session whose RSS and stored state size are reported, run beside the "
                         f"other stages; 0 skips (default {MEMORY_STEPS:,}; benchmarks/run.sh passes 100000)")
     p.add_argument("--no-sweep", action="store_true", help="skip the call-threshold sweep")
-    p.add_argument("--jobs", type=int, metavar="N", help="worker processes for the sweep (default: one per CPU)")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="worker processes for the sweep and the peers (default: one per CPU)")
+    p.add_argument("--peer-cache", metavar="DIR",
+                   help="keep each peer's verdicts per trace here (keyed by a hash of the trace and the peer's "
+                        "version), so a second run over the same traces does not replay the peer")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--outcomes", action="store_true",
                    help="also write outcomes.jsonl (first flag/stop per detector and trace)")
@@ -103,7 +107,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     results = run_bench(paths, detectors, _base_config(args), progress=_progress(args),
                         latency_steps=args.latency_steps, latency_budget_s=args.latency_budget,
                         perf_runs=args.perf_runs, sweep=not args.no_sweep, jobs=args.jobs,
-                        memory_steps=args.memory_steps, log=say, datasets=datasets)
+                        memory_steps=args.memory_steps, log=say, datasets=datasets, peer_cache=args.peer_cache)
     written = write_results(results, make_parents(out), plots=not args.no_plots, write_outcomes=args.outcomes)
     print(_bench_summary(results))
     print("wrote " + ", ".join(str(p) for p in written))

@@ -57,6 +57,7 @@ def write_results(results: dict[str, Any], out: str | Path, plots: bool = True,
     if plots:
         try:
             images = [plot_sweep(results, out / "pr_vs_threshold.png"),
+                      plot_tradeoff(results, out / "tradeoff.png"),
                       plot_delays(results, out / "delay_distribution.png")]
             images = [p for p in images if p is not None]
         except ImportError as exc:
@@ -85,12 +86,15 @@ def _accuracy_rows(summaries: dict[str, dict[str, Any]], latency: dict[str, dict
     return rows
 
 
-def _level_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
-    def rate(num: int, den: int) -> str:
-        return f"{pct(num / den) if den else 'nan'} ({num}/{den})"
+def _rate(num: int | None, den: int | None) -> str:
+    if num is None or den is None:
+        return "nan"
+    return f"{pct(num / den) if den else 'nan'} ({num}/{den})"
 
-    return [[f"`{det}`", rate(s["tp"], s["loops"]), rate(s["fp"], s["negatives"]),
-             rate(s["stops_on_loops"], s["loops"]), rate(s["stops_on_negatives"], s["negatives"])]
+
+def _level_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    return [[f"`{det}`", _rate(s["tp"], s["loops"]), _rate(s["fp"], s["negatives"]),
+             _rate(s["stops_on_loops"], s["loops"]), _rate(s["stops_on_negatives"], s["negatives"])]
             for det, s in summaries.items()]
 
 
@@ -160,14 +164,20 @@ def markdown(results: dict[str, Any], images: Sequence[str] = ()) -> str:
 
     if results.get("sweep"):
         base_t = meta["base_config"]["call_threshold"]
-        parts += ["## Call-threshold sweep (semantic detector)", "",
-                  f"All files pooled; the shipped default is `call_threshold={base_t}`.", ""]
+        parts += ["## Call-threshold sweep (semantic detector): the soft and hard trade-off curves", "",
+                  f"All files pooled; the shipped default is `call_threshold={base_t}`. Soft block (first "
+                  "warning): recall over loop traces and false-alarm rate over the others; hard block (first "
+                  "stop): loops ended and clean runs stopped, at the same threshold."
+                  + (" Plotted with the other detectors in tradeoff.png." if "tradeoff.png" in images else ""), ""]
         for det, rows in results["sweep"].items():
             parts += [f"`{det}`:", "", table(
-                ["call_threshold", "precision", "recall", "F1", "FPR", "hard-neg FPR", "delay med"],
+                ["call_threshold", "precision", "soft recall", "F1", "soft FPR", "hard recall", "hard FPR",
+                 "hard-neg FPR", "delay med"],
                 [[f"**{r['call_threshold']:.2f}**" if abs(r["call_threshold"] - base_t) < 1e-9 else
                   f"{r['call_threshold']:.2f}", fmt(r["precision"]), fmt(r["recall"]), fmt(r["f1"]),
-                  pct(r["fpr"]), pct(r["hard_fpr"]), fmt(r["delay_median"], 1)] for r in rows]), ""]
+                  pct(r["fpr"]), _rate(r.get("stops_on_loops"), r.get("loops")),
+                  _rate(r.get("stops_on_negatives"), r.get("negatives")), pct(r["hard_fpr"]),
+                  fmt(r["delay_median"], 1)] for r in rows]), ""]
 
     parts += _perf_section(results)
     for image in images:
@@ -252,6 +262,62 @@ def plot_sweep(results: dict[str, Any], path: Path) -> Path | None:
     ax.set_title("Semantic detector: precision and recall vs call threshold")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower left", ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def tradeoff_points(results: dict[str, Any]) -> dict[str, list[tuple[float, float, str]]]:
+    """The (false-alarm rate, recall, label) points of tradeoff.png, by series: the semantic
+    detector's soft and hard curves as `call_threshold` varies (`soft <det>`, `hard <det>`), its
+    hard block at each stop gate and stopping flag (`stop gates`), and every detector's soft and
+    hard point at its own settings (`soft`, `hard`; peers included)."""
+    def rate(num: Any, den: Any) -> float:
+        return num / den if den else float("nan")
+
+    series: dict[str, list[tuple[float, float, str]]] = {}
+    for det, rows in (results.get("sweep") or {}).items():
+        series[f"soft {det}"] = [(_nan(r["fpr"]), _nan(r["recall"]), f"{r['call_threshold']:.2f}") for r in rows]
+        series[f"hard {det}"] = [(rate(r["stops_on_negatives"], r["negatives"]), rate(r["stops_on_loops"], r["loops"]),
+                                  f"{r['call_threshold']:.2f}") for r in rows if "stops_on_loops" in r]
+    if results.get("hard_tradeoff"):
+        series["stop gates"] = [(_nan(r["hard_fpr"]), _nan(r["hard_recall"]),
+                                 f"{r['stop_gate']}/{r['max_warnings'] + 1}") for r in results["hard_tradeoff"]]
+    overall = results.get("overall") or {}
+    series["soft"] = [(_nan(s["fpr"]), _nan(s["recall"]), det) for det, s in overall.items()]
+    series["hard"] = [(rate(s["stops_on_negatives"], s["negatives"]), rate(s["stops_on_loops"], s["loops"]), det)
+                      for det, s in overall.items()]
+    return series
+
+
+def plot_tradeoff(results: dict[str, Any], path: Path) -> Path | None:
+    """Recall against false-alarm rate, soft block and hard block: the curves of the call-threshold
+    sweep and the stop-gate grid, and each detector (peers included) as a point."""
+    series = tradeoff_points(results)
+    if not series.get("soft"):
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.6))
+    for name, style in (("soft", "-o"), ("hard", "--s")):
+        for key, pts in series.items():
+            if key.startswith(f"{name} ") and pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, ms=3, lw=1,
+                        label=f"{key.split(' ', 1)[1]} {name} block, call_threshold varies")
+    if series.get("stop gates"):
+        pts = series["stop gates"]
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker="^", s=18, color="tab:green",
+                   label="semantic hard block, stop gate / stopping flag")
+    for name, marker in (("soft", "o"), ("hard", "x")):
+        for fpr_, rec, det in series[name]:
+            ax.scatter([fpr_], [rec], marker=marker, s=30, color="black", zorder=4)
+            ax.annotate(f"{det} ({name})", (fpr_, rec), fontsize=6, xytext=(3, 2), textcoords="offset points")
+    ax.set_xlabel("false-alarm rate (clean traces flagged / stopped)")
+    ax.set_ylabel("recall (loop traces flagged / stopped)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("Soft block (first warning) and hard block (first stop): recall vs false alarms")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

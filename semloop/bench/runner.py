@@ -24,7 +24,7 @@ from ..guard import LoopGuard
 from ..state import StepRecord
 from ..traces import Trace, load_traces
 from . import DETECTORS, PEERS
-from .metrics import TraceOutcome
+from .metrics import TraceOutcome, ratio
 
 # bench name -> (Config.detector, Config.embedding or None)
 EASY_NEGATIVE_KINDS = {"normal", "none", "easy"}  # negative_kind values that are not look-alikes
@@ -245,9 +245,15 @@ SWEEP_THRESHOLDS = tuple(round(0.70 + 0.02 * i, 2) for i in range(15))  # 0.70 .
 
 def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
                      thresholds: Sequence[float] = SWEEP_THRESHOLDS, jobs: int | None = None) -> list[dict[str, Any]]:
+    """The soft and the hard block as `call_threshold` varies: per threshold, the first warning's
+    precision, recall and false-alarm rate (`recall`, `fpr`) and the first stop's (`stop_recall`:
+    loop runs ended, `stop_fpr`: clean runs stopped)."""
     summaries = evaluate_configs(prepared, [config.replace(call_threshold=float(t)) for t in thresholds], jobs)
     return [{"call_threshold": float(t), **{k: s[k] for k in
-             ("precision", "recall", "f1", "fpr", "hard_fpr", "tp", "fp", "fn", "delay_median")}}
+             ("precision", "recall", "f1", "fpr", "hard_fpr", "tp", "fp", "fn", "delay_median", "loops", "negatives",
+              "stops_on_loops", "stops_on_negatives")},
+             "stop_recall": ratio(s["stops_on_loops"], s["loops"]),
+             "stop_fpr": ratio(s["stops_on_negatives"], s["negatives"])}
             for t, s in zip(thresholds, summaries)]
 
 
@@ -272,10 +278,13 @@ def hard_tradeoff(prepared: Sequence[Prepared], config: Config, jobs: int | None
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
               progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
               sweep: bool = True, jobs: int | None = None, memory_steps: int = 100_000,
-              log: Callable[[str], None] | None = None, datasets: Sequence[Dataset] | None = None) -> dict[str, Any]:
+              log: Callable[[str], None] | None = None, datasets: Sequence[Dataset] | None = None,
+              peer_cache: str | None = None) -> dict[str, Any]:
     """Accuracy, delay, steps saved, threshold sweep and latency/memory for `detectors` on the
     labelled trace files `paths` (`datasets`: those files already read by `load_datasets`).
-    Returns a JSON-able dict (nan for undefined values). `log` gets one line as each stage starts."""
+    Returns a JSON-able dict (nan for undefined values). `log` gets one line as each stage starts.
+    Peers run in `jobs` worker processes; `peer_cache`: a folder keeping their verdicts per trace
+    (`peers.replay_all`)."""
     import platform
     import time
 
@@ -331,8 +340,8 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     with progress_bar(len(run) * len(prepared), "detectors", progress) as bar:
         for name in run:
             if name in PEERS:
-                outcomes[name] = [peer_mod.replay(name, p) for p in prepared]
-                bar.update(len(prepared))
+                outcomes[name] = peer_mod.replay_all(name, prepared, jobs=jobs, cache_dir=peer_cache,
+                                                     on_done=bar.update)
                 continue
             cfg = config_for(name, base)
             rows = []

@@ -80,8 +80,10 @@ HARD_VARIANTS: dict[str, dict[str, Any]] = {
 
 def measure_groups(groups: dict[str, tuple[str, str]], base: Config | None = None, peers: bool = False,
                    progress: bool = False, halves: Sequence[str] = ("dev", "test"),
-                   variants: bool = False) -> list[dict[str, Any]]:
-    """One row per group and half (dev, test) and one pooled row per half."""
+                   variants: bool = False, jobs: int | None = None,
+                   peer_cache: str | None = None) -> list[dict[str, Any]]:
+    """One row per group and half (dev, test) and one pooled row per half. Peers run in `jobs`
+    worker processes, their verdicts kept per trace in `peer_cache` (`peers.replay_all`)."""
     from . import runner
 
     base = base or Config()
@@ -108,7 +110,7 @@ def measure_groups(groups: dict[str, tuple[str, str]], base: Config | None = Non
                 from . import peers as peer_mod
 
                 for name in peer_mod.available():
-                    detectors[name] = [peer_mod.replay(name, p) for p in prepared]
+                    detectors[name] = peer_mod.replay_all(name, prepared, jobs=jobs, cache_dir=peer_cache)
             viol = invariant_violations(prepared, sem, ex, base.exact_window)
             row = {"group": group, "half": half,
                    **{name: level_counts(outs) for name, outs in detectors.items()},
