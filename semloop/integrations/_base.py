@@ -208,3 +208,21 @@ class GuardedRuns(Integration):
             if self._guard is None:
                 self._guard = self.new_guard()
             return self._guard
+
+
+# -- what the guard sees, what the model gets -----------------------------------------------------
+
+
+def error_text(exc: BaseException) -> str:
+    """A tool's exception as the guard records it (and the model would read it): "Type: message"."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def append_text(content: Any, text: str) -> Any:
+    """Message or tool-result content with `text` after it: a string joined, a list of content
+    blocks with one more text block, nothing replaced by `text`."""
+    if content is None or content == "" or content == []:
+        return text
+    if isinstance(content, list):
+        return [*content, {"type": "text", "text": text}]
+    return f"{content}\n\n{text}"
