@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..guard import LoopGuard
 from ..messages import STOPPED
-from ._base import Extra, GuardedRuns, Sessions, require
+from ._base import Extra, GuardedRuns, Sessions, error_text, require
 
 if TYPE_CHECKING:
     from agent_framework import FunctionInvocationContext
@@ -84,7 +84,7 @@ class SemloopMiddleware(GuardedRuns):
         try:
             await call_next()
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = error_text(exc)
             self.guarded(lambda: guard.record(name, args, error, is_error=True))
             raise
         output = _result_text(context.result)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..messages import ended
 from ..verdict import Verdict
-from ._base import KEPT_SESSIONS, Extra, Integration, Sessions, require
+from ._base import KEPT_SESSIONS, Extra, Integration, Sessions, error_text, require
 
 if TYPE_CHECKING:
     from ..guard import LoopGuard
@@ -122,7 +122,7 @@ def _build() -> type:
                 return None
             with self.fails_open():
                 session = self._session(tool_context)
-                text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+                text = error_text(error)
                 verdict = self.note(session.guard.record(tool.name, tool_args, text, is_error=True))
                 if verdict.action == "stop":
                     session.stop = session.stop or verdict

@@ -37,7 +37,7 @@ from typing import Any, Literal
 from ..config import Config
 from ..messages import STOPPED, ended
 from ..verdict import LoopStopped, Verdict
-from ._base import Extra, GuardedRuns, Integration, require
+from ._base import Extra, GuardedRuns, Integration, error_text, require
 
 __all__ = ["SemloopCapability", "LoopStopped"]  # noqa: F822 (built on first access: `__getattr__`)
 
@@ -98,7 +98,7 @@ def _error_text(exc: BaseException) -> str:
     content = getattr(retry, "content", None)
     if content is not None:
         return content if isinstance(content, str) else str(content)
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return error_text(exc)
 
 
 def _build() -> type:

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..messages import STOPPED
 from ..verdict import Verdict
-from ._base import Extra, GuardedRuns, require
+from ._base import Extra, GuardedRuns, error_text, require
 
 __all__ = ["SemloopSmolagents"]
 
@@ -85,7 +85,7 @@ class SemloopSmolagents(GuardedRuns):
             try:
                 output = forward(*args, **kwargs)
             except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                error = error_text(exc)
                 failed = self.guarded(lambda: guard.record(name, tool_input, error, is_error=True))
                 if failed is not None and failed.action == "stop":
                     self._stopped(failed)
