@@ -114,9 +114,6 @@ class SemloopHooks(Integration):
     def _guard(self, input_data: Mapping[str, Any]) -> LoopGuard:
         return self.guard_for(*self._key(input_data))
 
-    def _note(self, input_data: Mapping[str, Any], verdict: Verdict) -> Verdict:
-        return self.note(verdict, str(input_data.get("session_id", "")))
-
     # -- one guard per session: step aside for semloop's own settings-file hook --------------------
 
     def _defers(self, input_data: Mapping[str, Any]) -> bool:
@@ -243,8 +240,8 @@ class SemloopHooks(Integration):
             verdict = guard.check(tool, input_data.get("tool_input"))
             if verdict.action != "stop":
                 return {}
-            self._note(input_data, verdict)
             key = self._key(input_data)
+            self.note(verdict, key[0])
             self._denials[key] = denials = self._denials.get(key, 0) + 1
             reason = verdict.message or "semloop blocked this call."
             if guard.stopped and not self.halt_on_stop:
@@ -295,7 +292,7 @@ class SemloopHooks(Integration):
                 return {}
             # Also when the settings hook guards the session's tool calls: it does not record messages.
             # (a stopped session's message is about the stop: record_message records nothing then)
-            verdict = self._note(input_data, self._guard({"session_id": session}).record_message(text))
+            verdict = self.note(self._guard({"session_id": session}).record_message(text), session)
             if verdict.action != "allow":
                 self._said.keep(session, verdict)
         return {}
@@ -305,7 +302,8 @@ class SemloopHooks(Integration):
             return {}
         guard = self._guard(input_data)
         tool = str(input_data["tool_name"])
-        verdict = self._note(input_data, guard.record(tool, input_data.get("tool_input"), output, is_error=is_error))
+        verdict = guard.record(tool, input_data.get("tool_input"), output, is_error=is_error)
+        self.note(verdict, self._key(input_data)[0])
         if verdict.action == "allow":
             self._denials.pop(self._key(input_data), None)
         if verdict.action == "allow" or not verdict.message:
