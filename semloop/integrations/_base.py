@@ -152,7 +152,7 @@ class Integration:
         self.config = configured(config, overrides)
         self.verdicts: list[Any] = []
         self.last_stop: Verdict | None = None
-        self._lock = threading.RLock()  # frameworks run the calls of one turn in threads
+        self._lock = threading.RLock()  # frameworks run the calls of one turn in threads (smolagents)
 
     def new_guard(self, key: object = None) -> LoopGuard:
         """A guard for a new session or run (`key` is the session's, for `Sessions(make=...)`)."""
@@ -181,11 +181,10 @@ class Integration:
         return None
 
     def guarded(self, fn: Callable[[], Verdict], what: str | None = None) -> Verdict | None:
-        """`fn()` (a guard call) under the lock, failing open (None when it raised); the verdict noted."""
+        """`fn()` (a guard call: `LoopGuard` is thread-safe itself), failing open (None when it
+        raised); the verdict noted."""
         with self.fails_open(what):
-            with self._lock:
-                verdict = fn()
-            return self.note(verdict)
+            return self.note(fn())
         return None
 
 
