@@ -66,6 +66,8 @@ def _build() -> type:
         a session's latest invocation, if any.
         """
 
+        WHAT = "plugin"
+
         def __init__(self, config: Config | None = None, *, key: Callable[[Any], Hashable] | None = None,
                      max_sessions: int = KEPT_SESSIONS, name: str = "semloop", guidance: bool = False,
                      **overrides: Any) -> None:
