@@ -12,9 +12,9 @@ change every time, so "the result did not change" would not be true there.
 
 {evidence} is made of the "evidence_*" templates: what a cited earlier step returned
 ("evidence_result", "evidence_failed"), what the other side already answered
-("evidence_answer"), an empty result ("evidence_nothing"), and what an error class implies ("evidence_error", with {error} and
-{implication} from `ERRORS`). Quoted text is a bounded excerpt of a stored, redacted result
-(`semloop.hints`), never the raw output.
+("evidence_answer"), an empty result ("evidence_nothing"), and what an error class implies
+("evidence_error", with {error} and {implication} from `ERRORS`). Quoted text is a bounded excerpt
+of a stored, redacted result (`semloop.hints`), never the raw output.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-DISTRIBUTION = "semloop-guard"  # the name on PyPI (`semloop` there is another project); imports and the command: semloop
+# the name on PyPI (`semloop` there is another project); imports and the command: semloop
+DISTRIBUTION = "semloop-guard"
 
 
 def install_hint(extra: str) -> str:
@@ -32,6 +33,30 @@ def install_hint(extra: str) -> str:
     'pip install "semloop-guard[redis]"'
     """
     return f'pip install "{DISTRIBUTION}[{extra}]"'
+
+
+def needs(integration: str, package: str, extra: str) -> str:
+    """The one line an integration's ImportError says when its framework is missing: what it
+    needs (`package`, in words) and the command that installs it (`install_hint(extra)`)."""
+    return f"semloop's {integration} needs {package}: {install_hint(extra)}"
+
+
+# Texts the framework integrations share (`semloop.integrations._base`).
+STOPPED = "semloop stopped this run."
+"""A stop verdict's text where it has none of its own."""
+NOT_RUN = "Not run: semloop stopped this run before this call."
+"""The result of a call that came after the stop in the same batch: it was not run."""
+ENDED = {"en": "The run ends here; the work done so far is kept.",
+         "zh": "运行在此结束；之前完成的工作均已保留。"}
+"""What the "stop" template says about the end of the run, in each language."""
+
+
+def ended(message: str | None, language: str) -> str:
+    """A stop's last word to the user where the integration ends the run itself: `message` (the
+    stop verdict's, or `STOPPED`) saying that the run ends here (unless it already does)."""
+    text = message or STOPPED
+    end = ENDED.get(language, ENDED["en"])
+    return text if end in text else f"{text} {end}"
 
 
 TEMPLATES: dict[str, dict[str, str]] = {
@@ -66,18 +91,19 @@ TEMPLATES: dict[str, dict[str, str]] = {
     "zh": {
         "warn": ("[semloop] 此次 {tool} 调用重复了之前的步骤 {steps}（{reasons}），且结果没有变化。{evidence}"
                  "再次执行不太可能得到新信息。换一种方法，或告诉用户是什么阻碍了进展，会更有帮助。"),
-        "warn_message": ("[semloop] 这条消息重复了消息 {steps} 已经说过的内容（{reasons}）。{evidence}再说一遍，对方的回答"
-                         "也不太可能改变。用工具查找缺少的信息、根据已知信息行动，或结束对话，会更有帮助。"),
+        "warn_message": ("[semloop] 这条消息重复了消息 {steps} 已经说过的内容（{reasons}）。{evidence}"
+                         "再说一遍，对方的回答也不太可能改变。用工具查找缺少的信息、根据已知信息行动，或结束对话，会更有帮助。"),
         "stop": ("semloop 已在步骤 {stop_step} 停止本次运行：代理在 {warnings} 次提醒之后仍重复同一操作而没有进展"
                  "（{reasons}；步骤 {steps}）。最后一次重复的调用是 {tool}：{call}。{evidence}"
                  "运行在此结束；之前完成的工作均已保留。{resume}"),
-        "stop_check": ("semloop 阻止了此次 {tool} 调用：它重复了一个已被提醒 {warnings} 次的循环（步骤 {steps}；{reasons}）。"
-                       "{evidence}该调用未执行。运行在步骤 {stop_step} 停止。{resume}"),
-        "stop_refused": ("semloop 阻止了此次 {tool} 调用：运行已因一个循环（{reasons}；步骤 {steps}）在步骤 {stop_step} "
-                         "停止，解除之前不会执行任何调用。该调用未执行。{resume}"),
+        "stop_check": ("semloop 阻止了此次 {tool} 调用：它重复了一个已被提醒 {warnings} 次的循环"
+                       "（步骤 {steps}；{reasons}）。{evidence}该调用未执行。运行在步骤 {stop_step} 停止。{resume}"),
+        "stop_refused": ("semloop 阻止了此次 {tool} 调用：运行已因一个循环（{reasons}；步骤 {steps}）"
+                         "在步骤 {stop_step} 停止，解除之前不会执行任何调用。该调用未执行。{resume}"),
         "resume": "用户的下一条消息会解除停止。",
         "resume_session": "用户的下一条消息会解除停止，`semloop sessions reset {session}` 也可以。",
-        "resume_mcp": "代理在 {seconds} 秒内没有工具调用后解除停止（`semloop mcp-proxy --resume-after`），重启代理也可以。",
+        "resume_mcp": ("代理在 {seconds} 秒内没有工具调用后解除停止（`semloop mcp-proxy --resume-after`），"
+                       "重启代理也可以。"),
         "evidence_result": "步骤 {step} 已经返回：`{excerpt}`。",
         "evidence_failed": "步骤 {step} 已经以同样的方式失败：`{excerpt}`。",
         "evidence_nothing": "步骤 {step} 已经返回了空结果。",
@@ -158,7 +184,7 @@ PLACEHOLDERS = frozenset({"tool", "steps", "reasons", "count", "warnings", "call
                           "resume", "session", "seconds", "step", "excerpt", "error", "implication"})
 
 
-class _Values(dict):
+class _Values(dict[str, object]):
     def __missing__(self, key: str) -> str:
         if key in PLACEHOLDERS:  # a known placeholder this caller has no value for: left out
             return ""

@@ -1,6 +1,7 @@
 """Integrations with agent SDKs, frameworks and CLIs. Each module imports its framework only when
-used. What they all do alike lives here: keep a bounded list of the verdicts they saw. (Failing
-open when the detector itself fails is `config.fail_open`, shared with `LoopGuard`.)"""
+used. The framework integrations are built on `_base` (session map, failing open, `require`); the
+one thing every integration, hooks included, does alike lives here: keep a bounded list of the
+verdicts they saw. (Failing open itself is `config.fail_open`, shared with `LoopGuard`.)"""
 
 from __future__ import annotations
 

@@ -28,21 +28,20 @@ warning and the call goes on as if semloop were not there. `agent_framework` is 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..guard import LoopGuard
-from ._base import GuardedRuns, require
+from ..messages import STOPPED
+from ._base import Extra, GuardedRuns, Sessions, error_text, require
 
 if TYPE_CHECKING:
     from agent_framework import FunctionInvocationContext
 
 __all__ = ["SemloopMiddleware"]
 
-INSTALL_HINT = ("semloop's Microsoft Agent Framework integration needs the `agent-framework-core` package: "
-                'pip install "semloop-guard[agent-framework]"')
-KEPT_RUNS = 1024  # guards kept for this many runs, the least recently used dropped first
+EXTRA = Extra("agent-framework", "Microsoft Agent Framework integration", "the `agent-framework-core` package")
+INSTALL_HINT = EXTRA.hint
 
 
 def _arguments(arguments: Any) -> Any:
@@ -68,8 +67,8 @@ class SemloopMiddleware(GuardedRuns):
 
     def __init__(self, config: Config | None = None, *, guard: LoopGuard | None = None) -> None:
         super().__init__(config, guard=guard)
-        self._terminate = require("agent_framework", INSTALL_HINT).MiddlewareTermination
-        self._guards: OrderedDict[int, tuple[Any, LoopGuard]] = OrderedDict()
+        self._terminate = require("agent_framework", EXTRA).MiddlewareTermination
+        self._guards: Sessions[int, tuple[Any, LoopGuard]] = Sessions()  # id(run) → (run, its guard)
 
     async def __call__(self, context: FunctionInvocationContext, call_next: Any) -> None:
         guard = self._guard_for(context)
@@ -78,27 +77,23 @@ class SemloopMiddleware(GuardedRuns):
             args = _arguments(context.arguments)
         except Exception:
             args = context.arguments
-        check = self._guarded(lambda: guard.check(name, args))
+        check = self.guarded(lambda: guard.check(name, args))
         if check is not None and check.action == "stop":
-            self.last_stop = check
-            context.result = check.message or "semloop stopped the run."
+            context.result = check.message or STOPPED
             raise self._terminate(context.result, result=context.result)
         try:
             await call_next()
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            failed = self._guarded(lambda: guard.record(name, args, error, is_error=True))
-            if failed is not None and failed.action == "stop":
-                self.last_stop = failed
+            error = error_text(exc)
+            self.guarded(lambda: guard.record(name, args, error, is_error=True))
             raise
         output = _result_text(context.result)
-        verdict = self._guarded(lambda: guard.record(name, args, output))
+        verdict = self.guarded(lambda: guard.record(name, args, output))
         if verdict is None or verdict.action == "allow" or not verdict.message:
             return
         if verdict.action == "warn":
             context.result = verdict.annotate(output) if isinstance(output, str) else context.result
             return
-        self.last_stop = verdict
         context.result = f"{output}\n\n{verdict.message}" if isinstance(output, str) else context.result
         raise self._terminate(verdict.message, result=context.result)
 
@@ -109,10 +104,5 @@ class SemloopMiddleware(GuardedRuns):
         run = getattr(context, "tools", None)
         if run is None:
             run = getattr(context, "session", None)
-        key = id(run)
-        _, guard = self._guards.pop(key, (run, None))
-        guard = guard or LoopGuard(self.config)
-        self._guards[key] = (run, guard)  # the reference keeps the id from being reused
-        while len(self._guards) > KEPT_RUNS:
-            self._guards.popitem(last=False)
-        return guard
+        # (the entry holds the run, which keeps its id from being reused while the guard is kept)
+        return self._guards.of(id(run), lambda key: (run, self.new_guard()))[1]

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator, Iterable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from ..guard import LoopGuard
 from ..guidance import with_guidance
-from ..messages import install_hint
+from ..messages import NOT_RUN, STOPPED
 from ..verdict import Verdict
+from ._base import Extra, append_text, error_text, require
 
 __all__ = [
     "AgentResult",
@@ -36,7 +38,8 @@ __all__ = [
     "guarded",
 ]
 
-INSTALL_HINT = f"semloop's Anthropic integration needs the `anthropic` package: {install_hint('anthropic')}"
+EXTRA = Extra("anthropic", "Anthropic integration", "the `anthropic` package")
+INSTALL_HINT = EXTRA.hint
 
 FINAL_PROMPT = (
     "{reason}\n\n"
@@ -46,16 +49,7 @@ FINAL_PROMPT = (
 """The text appended (after the tool results) to the one last request made when semloop stops the
 loop. `{reason}` is the stop verdict's message. Override with `run_agent(final_prompt=...)`."""
 
-NOT_RUN = "Not run: semloop stopped the run before this call."
 STOPPED_NOTE = "No further tool calls will run in this session."
-
-
-def _require_anthropic() -> Any:
-    try:
-        import anthropic
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(INSTALL_HINT) from exc
-    return anthropic
 
 
 # -- one tool result ---------------------------------------------------------------------------
@@ -85,15 +79,6 @@ def _content(output: Any) -> Any:
         return str(output)
 
 
-def _append_text(content: Any, text: str) -> Any:
-    """`content` with `text` after it (string → joined; blocks → one more text block)."""
-    if content is None or content == "":
-        return text
-    if isinstance(content, list):
-        return [*content, {"type": "text", "text": text}]
-    return f"{content}\n\n{text}"
-
-
 def tool_result(guard: LoopGuard, block: Any, output: Any, *, is_error: bool = False) -> GuardedResult:
     """Record one executed tool call and build the `tool_result` block for it.
 
@@ -112,7 +97,7 @@ def tool_result(guard: LoopGuard, block: Any, output: Any, *, is_error: bool = F
     if verdict.action == "warn":
         content = verdict.annotate(content)
     elif verdict.action == "stop" and verdict.message:
-        content = _append_text(content, verdict.message)
+        content = append_text(content, verdict.message)
     result: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
     if content is not None:
         result["content"] = content
@@ -133,7 +118,7 @@ class Usage:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
 
-    def __add__(self, other: Any) -> "Usage":
+    def __add__(self, other: Any) -> Usage:
         def get(name: str) -> int:
             return int(getattr(other, name, 0) or 0)
 
@@ -168,10 +153,6 @@ def _text(message: Any) -> str:
     return "".join(getattr(b, "text", "") for b in message.content if getattr(b, "type", None) == "text")
 
 
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
 def _agent_steps(guard: LoopGuard, params: dict[str, Any], max_turns: int,
                  final_prompt: str) -> Generator[tuple, Any, AgentResult]:
     """The loop as a generator, shared by the sync and async drivers. It yields
@@ -179,7 +160,7 @@ def _agent_steps(guard: LoopGuard, params: dict[str, Any], max_turns: int,
     (output, is_error)."""
     messages: list[Any] = params["messages"]
     if guard.stopped:  # a guard kept across turns: this run is the user's next message, which lifts a stop
-        guard.state.resume()
+        guard.resume()
     verdicts: list[Verdict] = []
     usage = Usage()
     turns = 0
@@ -226,8 +207,9 @@ def _agent_steps(guard: LoopGuard, params: dict[str, Any], max_turns: int,
             messages.append({"role": "user", "content": results})
             continue
 
-        reason = stop.message or "semloop stopped the run."
-        messages.append({"role": "user", "content": [*results, {"type": "text", "text": final_prompt.format(reason=reason)}]})
+        reason = stop.message or STOPPED
+        final_text = {"type": "text", "text": final_prompt.format(reason=reason)}
+        messages.append({"role": "user", "content": [*results, final_text]})
         final_params = dict(params)
         if "tools" in final_params:  # history has tool_use blocks, so the API wants `tools`: forbid their use instead
             final_params["tool_choice"] = {"type": "none"}
@@ -244,7 +226,7 @@ def _agent_steps(guard: LoopGuard, params: dict[str, Any], max_turns: int,
 def _setup(guard: LoopGuard | None, model: str, messages: Iterable[Any], tools: Iterable[Any] | None,
            max_tokens: int, system: Any, guidance: bool,
            create_kwargs: dict[str, Any]) -> tuple[LoopGuard, dict[str, Any]]:
-    _require_anthropic()
+    require("anthropic", EXTRA)
     guard = guard if guard is not None else LoopGuard()
     if guidance:
         system = with_guidance(system, guard.config.language)
@@ -286,7 +268,7 @@ def run_agent(client: Any, *, model: str, messages: Iterable[Any], tools: Iterab
             try:
                 reply = (dispatch(op[1], op[2]), False)
             except Exception as exc:
-                reply = (_error_text(exc), True)
+                reply = (error_text(exc), True)
             op = steps.send(reply)
     except StopIteration as done:
         return done.value
@@ -312,7 +294,7 @@ async def run_agent_async(client: Any, *, model: str, messages: Iterable[Any], t
                     output = await output
                 reply = (output, False)
             except Exception as exc:
-                reply = (_error_text(exc), True)
+                reply = (error_text(exc), True)
             op = steps.send(reply)
     except StopIteration as done:
         return done.value
@@ -335,7 +317,7 @@ def guarded(guard: LoopGuard, tool: Any = None, *, on_stop: Callable[[Verdict], 
     """
     if tool is None:
         return lambda t: guarded(guard, t, on_stop=on_stop)
-    _require_anthropic()
+    require("anthropic", EXTRA)
     from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool, BetaAsyncFunctionTool
 
     cls = _async_guarded_class() if isinstance(tool, (BetaAsyncFunctionTool, BetaAsyncBuiltinFunctionTool)) \
@@ -385,20 +367,20 @@ class _GuardedCore:
             return verdict.annotate(output)
         if verdict.action == "stop":
             self._stopped(verdict)
-            return _append_text(output, f"{verdict.message} {STOPPED_NOTE}")
+            return append_text(output, f"{verdict.message} {STOPPED_NOTE}")
         return output
 
-    def _failed(self, tool_input: Any, exc: Exception) -> None:
+    def _raised(self, tool_input: Any, exc: Exception) -> None:
         from anthropic.lib.tools import ToolError
 
-        content = exc.content if isinstance(exc, ToolError) else _error_text(exc)
+        content = exc.content if isinstance(exc, ToolError) else error_text(exc)
         verdict = self.guard.record(self.name, tool_input, content, is_error=True)
         self.verdicts.append(verdict)
         if verdict.action == "stop":
             self._stopped(verdict)
         if verdict.action != "allow" and verdict.message:
             note = verdict.message if verdict.action == "warn" else f"{verdict.message} {STOPPED_NOTE}"
-            raise ToolError(_append_text(content, note)) from exc
+            raise ToolError(append_text(content, note)) from exc
 
 
 _CLASSES: dict[str, type] = {}
@@ -419,7 +401,7 @@ def _guarded_class() -> type:
                 try:
                     output = self.tool.call(input)
                 except Exception as exc:
-                    self._failed(input, exc)
+                    self._raised(input, exc)
                     raise
                 return self._after(input, output)
 
@@ -442,7 +424,7 @@ def _async_guarded_class() -> type:
                 try:
                     output = await self.tool.call(input)
                 except Exception as exc:
-                    self._failed(input, exc)
+                    self._raised(input, exc)
                     raise
                 return self._after(input, output)
 

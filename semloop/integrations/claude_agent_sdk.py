@@ -39,24 +39,23 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shlex
-from collections import OrderedDict
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any, AsyncIterable, AsyncIterator, Mapping
+from typing import Any
 
-from ..config import Config, fail_open
+from ..config import Config
 from ..features import is_message_tool
 from ..guard import LoopGuard
-from ..messages import install_hint
 from ..verdict import Verdict
-from . import keep_verdict
+from ._base import KEPT_SESSIONS, Extra, Integration, Sessions, require
 from .claude_code import normalize_response, session_key
 
 __all__ = ["SemloopHooks", "semloop_hooks"]
 
 log = logging.getLogger("semloop")
 
-INSTALL_HINT = ("semloop's Claude Agent SDK integration needs the `claude-agent-sdk` package: "
-                f"{install_hint('agent-sdk')}")
+EXTRA = Extra("agent-sdk", "Claude Agent SDK integration", "the `claude-agent-sdk` package")
+INSTALL_HINT = EXTRA.hint
 
 REFUSE_NOTE = "Further tool calls in this session will be refused until the user sends a new message."
 
@@ -66,7 +65,7 @@ def _tool_steps(guard: LoopGuard) -> int:
     return sum(n for tool, n in guard.state.tool_counts.items() if not is_message_tool(tool, names))
 
 
-class SemloopHooks:
+class SemloopHooks(Integration):
     """Hook callbacks with one `LoopGuard` per session / subagent.
 
     `config` (and keyword overrides) configure every guard. A denied call is not run, so it is not
@@ -76,56 +75,44 @@ class SemloopHooks:
     so it can still write its answer to the user. `reset_on_prompt` lifts a stop (and the warning
     count) when the user sends a new prompt (`ClaudeSDKClient` sessions); the loop memory is kept.
     The `Stop` callback records each turn's final message; `message_verdict(session_id)` tells
-    whether the session keeps asking the user for the same thing.
+    whether the session keeps asking the user for the same thing. `verdicts` holds (session id,
+    verdict) pairs.
     """
 
+    WHAT = "hook"
+
     def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_prompt: bool = True,
-                 max_denials: int = 1, max_sessions: int = 64, defer_to_settings_hooks: bool = True,
+                 max_denials: int = 1, max_sessions: int = KEPT_SESSIONS, defer_to_settings_hooks: bool = True,
                  **overrides: Any) -> None:
-        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+        super().__init__(config, **overrides)
         self.halt_on_stop = halt_on_stop
         self.reset_on_prompt = reset_on_prompt
         self.max_denials = max_denials
         self.max_sessions = max_sessions
-        self.guards: OrderedDict[tuple[str, str | None], LoopGuard] = OrderedDict()
         self._denials: dict[tuple[str, str | None], int] = {}  # loop calls denied since the last clean step
-        self._said: OrderedDict[str, Verdict] = OrderedDict()  # session id → verdict on its last message
-        self.verdicts: list[tuple[str, Verdict]] = []  # (session key, verdict) of the last 256 warn/stop
+        self.guards: Sessions[tuple[str, str | None], LoopGuard] = Sessions(
+            self.new_guard, max_sessions, on_drop=lambda key, _: self._denials.pop(key, None))
+        self._said: Sessions[str, Verdict] = Sessions(size=4 * max_sessions)  # session id → verdict on its last message
         self.defer_to_settings_hooks = defer_to_settings_hooks
-        self.deferred: OrderedDict[tuple[str, str | None], bool] = OrderedDict()  # decided: settings hook guards it
-        self._stops: OrderedDict[str, str] = OrderedDict()  # session id → message of its latest halt
+        # decided: semloop's settings hook guards it
+        self.deferred: Sessions[tuple[str, str | None], bool] = Sessions(size=4 * max_sessions)
         self._unexplained: set[str] = set()  # halted sessions whose ResultMessage `watch` has not seen yet
+        self._stops: Sessions[str, str] = Sessions(  # session id → message of its latest halt
+            size=4 * max_sessions, on_drop=lambda session, _: self._unexplained.discard(session))
         self._settings_dbs: dict[str, tuple[str, ...]] = {}  # cwd → state dbs of semloop settings hooks
-        self._embedder: Any = None
 
     # -- guards ---------------------------------------------------------------------------------
 
     def guard_for(self, session_id: str, agent_id: str | None = None) -> LoopGuard:
         """The guard of one session (main thread: `agent_id=None`) or one of its subagents."""
-        key = (str(session_id), agent_id)
-        guard = self.guards.get(key)
-        if guard is None:
-            guard = self.guards[key] = LoopGuard(self.config, embedder=self._embedder)
-            while len(self.guards) > self.max_sessions:
-                dropped, _ = self.guards.popitem(last=False)
-                self._denials.pop(dropped, None)
-        else:
-            self.guards.move_to_end(key)
-        return guard
+        return self.guards.of((str(session_id), agent_id))
 
     @staticmethod
     def _key(input_data: Mapping[str, Any]) -> tuple[str, str | None]:
         return str(input_data.get("session_id", "")), input_data.get("agent_id") or None
 
     def _guard(self, input_data: Mapping[str, Any]) -> LoopGuard:
-        guard = self.guard_for(*self._key(input_data))
-        if self._embedder is None and guard.embedder is not None:
-            self._embedder = guard.embedder  # loaded once, shared by the later guards
-        return guard
-
-    def _note(self, input_data: Mapping[str, Any], verdict: Verdict) -> None:
-        if verdict.action != "allow":
-            keep_verdict(self.verdicts, (str(input_data.get("session_id", "")), verdict))
+        return self.guard_for(*self._key(input_data))
 
     # -- one guard per session: step aside for semloop's own settings-file hook --------------------
 
@@ -148,9 +135,7 @@ class SemloopHooks:
         guard = self.guards.get(key)
         tool_steps = _tool_steps(guard) if guard is not None else 0
         if found or not dbs or tool_steps >= 2:
-            self.deferred[key] = found
-            while len(self.deferred) > 4 * self.max_sessions:
-                self.deferred.popitem(last=False)
+            self.deferred.keep(key, found)
             if found:
                 log.warning("semloop: the Claude Code settings hook (`semloop install claude-code`) already "
                             "guards session %s; SemloopHooks leaves it to that hook (no duplicate notes)", key[0])
@@ -217,10 +202,8 @@ class SemloopHooks:
 
     def _halted(self, input_data: Mapping[str, Any], message: str) -> None:
         session = str(input_data.get("session_id", ""))
-        self._stops[session] = message
         self._unexplained.add(session)
-        while len(self._stops) > 4 * self.max_sessions:
-            self._unexplained.discard(self._stops.popitem(last=False)[0])
+        self._stops.keep(session, message)
 
     async def watch(self, messages: AsyncIterable[Any]) -> AsyncIterator[Any]:
         """Pass `query()`'s messages through; a `ResultMessage` of a session that semloop halted
@@ -234,7 +217,8 @@ class SemloopHooks:
             yield self._explained(message)
 
     def _explained(self, message: Any) -> Any:
-        if type(message).__name__ != "ResultMessage" or not dataclasses.is_dataclass(message):
+        if (type(message).__name__ != "ResultMessage" or not dataclasses.is_dataclass(message)
+                or isinstance(message, type)):
             return message
         session = str(getattr(message, "session_id", ""))
         if session not in self._unexplained:  # not halted, or that halt's result was already explained
@@ -248,7 +232,7 @@ class SemloopHooks:
     # -- callbacks: async (input_data, tool_use_id, context) -> dict --------------------------------
 
     async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        try:
+        with self.fails_open():
             if self._defers(input_data):
                 return {}
             guard = self._guard(input_data)
@@ -256,8 +240,8 @@ class SemloopHooks:
             verdict = guard.check(tool, input_data.get("tool_input"))
             if verdict.action != "stop":
                 return {}
-            self._note(input_data, verdict)
             key = self._key(input_data)
+            self.note(verdict, key[0])
             self._denials[key] = denials = self._denials.get(key, 0) + 1
             reason = verdict.message or "semloop blocked this call."
             if guard.stopped and not self.halt_on_stop:
@@ -270,58 +254,48 @@ class SemloopHooks:
                 out.update({"continue_": False, "stopReason": reason})
                 self._halted(input_data, reason)
             return out
-        except Exception as exc:
-            return self._failed(exc)
+        return {}
 
     async def post_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        try:
+        with self.fails_open():
             output = normalize_response(str(input_data["tool_name"]), input_data.get("tool_response"))
             return self._after(input_data, "PostToolUse", output, is_error=False)
-        except Exception as exc:
-            return self._failed(exc)
+        return {}
 
     async def post_tool_use_failure(self, input_data: Any, tool_use_id: str | None,
                                     context: Any) -> dict[str, Any]:
-        try:
+        with self.fails_open():
             if input_data.get("is_interrupt"):  # the user interrupted: not the agent's loop
                 return {}
             error = str(input_data.get("error") or "tool call failed")
             if "semloop blocked this" in error:  # our own PreToolUse denial, already counted
                 return {}
             return self._after(input_data, "PostToolUseFailure", error, is_error=True)
-        except Exception as exc:
-            return self._failed(exc)
+        return {}
 
     async def user_prompt_submit(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        try:
+        with self.fails_open():
             if self.reset_on_prompt:
                 for key, guard in list(self.guards.items()):
                     if key[0] == str(input_data.get("session_id", "")):
                         self._denials.pop(key, None)
-                        guard.state.resume()
-            return {}
-        except Exception as exc:
-            return self._failed(exc)
+                        guard.resume()
+        return {}
 
     async def stop(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         """The Stop hook: the turn's final message to the user is a message step. Always `{}`:
         the message is not changed and the turn ends as it would."""
-        try:
+        with self.fails_open():
             session, text = str(input_data.get("session_id", "")), input_data.get("last_assistant_message")
             self._said.pop(session, None)
             if not isinstance(text, str) or not text.strip():
                 return {}
             # Also when the settings hook guards the session's tool calls: it does not record messages.
             # (a stopped session's message is about the stop: record_message records nothing then)
-            verdict = self._guard({"session_id": session}).record_message(text)
-            self._note(input_data, verdict)
+            verdict = self.note(self._guard({"session_id": session}).record_message(text), session)
             if verdict.action != "allow":
-                self._said[session] = verdict
-                while len(self._said) > 4 * self.max_sessions:
-                    self._said.popitem(last=False)
-            return {}
-        except Exception as exc:
-            return self._failed(exc)
+                self._said.keep(session, verdict)
+        return {}
 
     def _after(self, input_data: Mapping[str, Any], event: str, output: Any, is_error: bool) -> dict[str, Any]:
         if self._defers(input_data):
@@ -329,7 +303,7 @@ class SemloopHooks:
         guard = self._guard(input_data)
         tool = str(input_data["tool_name"])
         verdict = guard.record(tool, input_data.get("tool_input"), output, is_error=is_error)
-        self._note(input_data, verdict)
+        self.note(verdict, self._key(input_data)[0])
         if verdict.action == "allow":
             self._denials.pop(self._key(input_data), None)
         if verdict.action == "allow" or not verdict.message:
@@ -343,19 +317,12 @@ class SemloopHooks:
         return {"hookSpecificOutput": {"hookEventName": event,
                                        "additionalContext": f"{verdict.message} {REFUSE_NOTE}"}}
 
-    def _failed(self, exc: Exception) -> dict[str, Any]:
-        fail_open(self.config, exc, "hook")
-        return {}
-
     # -- the options mapping ---------------------------------------------------------------------
 
     def hooks(self, matcher: str | None = None) -> dict[str, list[Any]]:
         """The `ClaudeAgentOptions(hooks=...)` mapping. `matcher` limits the tools watched
         (e.g. "Bash|Read|Grep"); None watches every tool."""
-        try:
-            from claude_agent_sdk import HookMatcher
-        except ImportError as exc:  # pragma: no cover - exercised only without the extra
-            raise ImportError(INSTALL_HINT) from exc
+        HookMatcher = require("claude_agent_sdk", EXTRA).HookMatcher
         mapping: dict[str, list[Any]] = {
             "PreToolUse": [HookMatcher(matcher=matcher, hooks=[self.pre_tool_use])],
             "PostToolUse": [HookMatcher(matcher=matcher, hooks=[self.post_tool_use])],

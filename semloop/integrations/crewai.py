@@ -32,19 +32,18 @@ per-crew registry): `unregister()`, or `with SemloopHooks(): ...`, removes them 
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
-from ..config import Config, fail_open
+from ..config import Config
 from ..guard import LoopGuard
-from ..messages import install_hint
 from ..verdict import LoopStopped, Verdict
-from . import keep_verdict
+from ._base import KEPT_SESSIONS, Extra, Integration, Sessions, require
 
 __all__ = ["SemloopHooks", "LoopStopped"]
 
-INSTALL_HINT = f"semloop's CrewAI integration needs CrewAI 1.x (tool-call hooks): {install_hint('crewai')}"
+EXTRA = Extra("crewai", "CrewAI integration", "CrewAI 1.x (tool-call hooks)")
+INSTALL_HINT = EXTRA.hint
 
 # The text CrewAI puts in place of a call a before-hook refused (both tool-call paths), and the
 # prefixes of the texts it puts in place of a tool's exception (native path; ReAct path).
@@ -54,21 +53,13 @@ _ERROR = re.compile(r"\s*(Error executing tool\b|I encountered an error\b)")
 MAX_REFUSED = 64
 
 
-def _require() -> Any:
-    try:
-        import crewai.hooks as hooks
-    except ImportError as exc:
-        raise ImportError(INSTALL_HINT) from exc
-    return hooks
-
-
 def _stop_error() -> type:
     """`LoopStopped` that is also CrewAI's `HookAborted`: CrewAI lets only `HookAborted` out of a
     hook (any other exception is swallowed) and does not retry a task that ends with it."""
     if "stop" not in _BUILT:
-        HookAborted = _require().HookAborted
+        hook_aborted: Any = require("crewai.hooks", EXTRA).HookAborted
 
-        class CrewAILoopStopped(LoopStopped, HookAborted):
+        class CrewAILoopStopped(LoopStopped, hook_aborted):
             def __init__(self, verdict: Verdict, output: Any = None) -> None:
                 LoopStopped.__init__(self, verdict, output)
                 self.reason, self.source = self.message, "semloop"  # HookAborted's fields
@@ -90,7 +81,7 @@ def _ident(obj: Any) -> Hashable:
     return ident if isinstance(ident, Hashable) and ident is not None else id(obj)
 
 
-class SemloopHooks:
+class SemloopHooks(Integration):
     """Loop detection for CrewAI: `SemloopHooks().register()` before `crew.kickoff()`.
 
     `config` (and keyword overrides) configure each guard. `key(context) -> hashable` picks the
@@ -99,27 +90,26 @@ class SemloopHooks:
     `after_tool_call` are the hooks themselves, for CrewAI's own registration functions.
     """
 
+    WHAT = "CrewAI hook"
+
     def __init__(self, config: Config | None = None, *, key: Callable[[Any], Hashable] | None = None,
-                 max_sessions: int = 256, **overrides: Any) -> None:
-        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+                 max_sessions: int = KEPT_SESSIONS, **overrides: Any) -> None:
+        super().__init__(config, **overrides)
         self.key = key or _default_key
         self.max_sessions = max_sessions
-        self.sessions: OrderedDict[Hashable, LoopGuard] = OrderedDict()
-        self.verdicts: list[Verdict] = []
-        self.last_stop: Verdict | None = None
-        self._lock = threading.Lock()  # CrewAI may run a response's tool calls in threads
+        self.sessions: Sessions[Hashable, LoopGuard] = Sessions(self.new_guard, max_sessions)
         # calls this object refused, by the id of their input dict: CrewAI hands the same dict to
         # the before and the after hook of one call. The dict is kept with the verdict, so that its
         # id cannot be reused by another call's dict while the entry lives; the map is bounded,
         # because a run aborted between the two hooks never reaches the after hook to take it out.
-        self._refused: OrderedDict[int, tuple[Any, Verdict]] = OrderedDict()
+        self._refused: Sessions[int, tuple[Any, Verdict]] = Sessions(size=MAX_REFUSED)
         self._registered = False
 
     # -- registration ----------------------------------------------------------------------------
 
-    def register(self) -> "SemloopHooks":
+    def register(self) -> SemloopHooks:
         """Add the hooks to CrewAI's global tool-call hooks (what `@before_tool_call` does)."""
-        hooks = _require()
+        hooks = require("crewai.hooks", EXTRA)
         with self._lock:
             if not self._registered:
                 hooks.register_before_tool_call_hook(self.before_tool_call)
@@ -128,13 +118,13 @@ class SemloopHooks:
         return self
 
     def unregister(self) -> None:
-        hooks = _require()
+        hooks = require("crewai.hooks", EXTRA)
         with self._lock:
             hooks.unregister_before_tool_call_hook(self.before_tool_call)
             hooks.unregister_after_tool_call_hook(self.after_tool_call)
             self._registered = False
 
-    def __enter__(self) -> "SemloopHooks":
+    def __enter__(self) -> SemloopHooks:
         return self.register()
 
     def __exit__(self, *exc: Any) -> None:
@@ -144,31 +134,19 @@ class SemloopHooks:
 
     def guard(self, context: Any) -> LoopGuard:
         """The guard of a hook context's run (created on first use)."""
-        key = self.key(context)
-        with self._lock:
-            guard = self.sessions.get(key)
-            if guard is None:
-                guard = self.sessions[key] = LoopGuard(self.config)
-                while len(self.sessions) > self.max_sessions:
-                    self.sessions.popitem(last=False)
-            self.sessions.move_to_end(key)
-            return guard
+        return self.sessions.of(self.key(context))
 
     def before_tool_call(self, context: Any) -> bool | None:
-        try:
-            verdict = self._note(self.guard(context).check(context.tool_name, context.tool_input))
+        with self.fails_open():
+            verdict = self.note(self.guard(context).check(context.tool_name, context.tool_input))
             if verdict.action != "stop":
                 return None
-            with self._lock:
-                self._refused[id(context.tool_input)] = (context.tool_input, verdict)
-                while len(self._refused) > MAX_REFUSED:
-                    self._refused.popitem(last=False)
+            self._refused.keep(id(context.tool_input), (context.tool_input, verdict))
             return False  # CrewAI: block the call, the tool does not run
-        except Exception as exc:
-            return self._failed(exc)
+        return None
 
     def after_tool_call(self, context: Any) -> str | None:
-        with self._lock:
+        with self._refused.lock:
             _, refused = self._refused.pop(id(context.tool_input), (None, None))
         text = context.tool_result
         blocked = isinstance(text, str) and text.startswith(BLOCKED)
@@ -176,12 +154,11 @@ class SemloopHooks:
             self._end(context, refused, None)  # raises: the run ends here
         if blocked:
             return None  # another hook refused it: the tool did not run, nothing to record
-        try:
-            guard = self.guard(context)
-            is_error = isinstance(text, str) and _ERROR.match(text) is not None
-            verdict = self._note(guard.record(context.tool_name, context.tool_input, text, is_error=is_error))
-        except Exception as exc:
-            return self._failed(exc)
+        is_error = isinstance(text, str) and _ERROR.match(text) is not None
+        verdict = self.guarded(lambda: self.guard(context).record(context.tool_name, context.tool_input, text,
+                                                                  is_error=is_error))
+        if verdict is None:
+            return None
         if verdict.action == "stop":
             self._end(context, verdict, text)
         if verdict.action == "warn" and verdict.message:
@@ -194,20 +171,9 @@ class SemloopHooks:
         """End the run with `verdict`. The stop is lifted on the guard first: the exception ends
         this run, and the next kickoff is the user's next try (the loop memory is kept)."""
         self.last_stop = verdict
-        try:
-            self.guard(context).state.resume()
-        except Exception as exc:
-            self._failed(exc)
+        with self.fails_open():
+            self.guard(context).resume()
         raise _stop_error()(verdict, output)
-
-    def _note(self, verdict: Verdict) -> Verdict:
-        if verdict.action != "allow":
-            with self._lock:
-                keep_verdict(self.verdicts, verdict)
-        return verdict
-
-    def _failed(self, exc: Exception) -> None:
-        fail_open(self.config, exc, "CrewAI hook")
 
 
 _BUILT: dict[str, type] = {}

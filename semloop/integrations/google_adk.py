@@ -26,40 +26,37 @@ built on first access.
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
 
-from ..config import Config, fail_open
-from ..messages import install_hint
+from ..config import Config
+from ..messages import ended
 from ..verdict import Verdict
-from . import keep_verdict
+from ._base import KEPT_SESSIONS, Extra, Integration, Sessions, error_text, require
 
-__all__ = ["SemloopPlugin"]
+if TYPE_CHECKING:
+    from ..guard import LoopGuard
 
-INSTALL_HINT = f"semloop's Google ADK integration needs `google-adk`: {install_hint('google-adk')}"
+__all__ = ["SemloopPlugin"]  # noqa: F822 (built on first access: `__getattr__`)
+
+EXTRA = Extra("google-adk", "Google ADK integration", "`google-adk`")
+INSTALL_HINT = EXTRA.hint
 AUTHOR = "semloop"
-ENDED_NOTE = {"en": "The run ends here; the work done so far is kept.",
-              "zh": "运行在此结束；之前完成的工作均已保留。"}
 
 
 @dataclasses.dataclass
 class _Session:
-    guard: Any
+    guard: LoopGuard
     invocation: str | None = None
     stop: Verdict | None = None  # the stop of the current invocation
 
 
 def _build() -> type:
-    try:
-        from google.adk.models.llm_response import LlmResponse
-        from google.adk.plugins.base_plugin import BasePlugin
-        from google.genai import types
-    except ImportError as exc:
-        raise ImportError(INSTALL_HINT) from exc
+    base_plugin: Any = require("google.adk.plugins.base_plugin", EXTRA).BasePlugin
+    llm_response = require("google.adk.models.llm_response", EXTRA).LlmResponse
+    types = require("google.genai.types", EXTRA)
 
-    from ..guard import LoopGuard
-
-    class SemloopPlugin(BasePlugin):
+    class SemloopPlugin(Integration, base_plugin):
         """Loop detection for every agent of an ADK runner: `Runner(..., plugins=[SemloopPlugin()])`.
 
         `config` (and keyword overrides) configure each session's guard. `key(context) ->
@@ -69,31 +66,26 @@ def _build() -> type:
         a session's latest invocation, if any.
         """
 
+        WHAT = "plugin"
+
         def __init__(self, config: Config | None = None, *, key: Callable[[Any], Hashable] | None = None,
-                     max_sessions: int = 256, name: str = "semloop", guidance: bool = False,
+                     max_sessions: int = KEPT_SESSIONS, name: str = "semloop", guidance: bool = False,
                      **overrides: Any) -> None:
-            super().__init__(name=name)
-            self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+            base_plugin.__init__(self, name=name)
+            Integration.__init__(self, config, **overrides)
             self.guidance = guidance
             self.key = key
             self.max_sessions = max_sessions
-            self.sessions: OrderedDict[Hashable, _Session] = OrderedDict()
-            self.verdicts: list[Verdict] = []
+            self.sessions: Sessions[Hashable, _Session] = Sessions(lambda key: _Session(self.new_guard()), max_sessions)
 
         # -- sessions ------------------------------------------------------------------------------
 
         def _session(self, ctx: Any) -> _Session:
-            key = self.key(ctx) if self.key is not None else ctx.session.id
-            session = self.sessions.get(key)
-            if session is None:
-                session = self.sessions[key] = _Session(LoopGuard(self.config))
-                while len(self.sessions) > self.max_sessions:
-                    self.sessions.popitem(last=False)
-            self.sessions.move_to_end(key)
+            session = self.sessions.of(self.key(ctx) if self.key is not None else ctx.session.id)
             invocation = ctx.invocation_id
             if session.invocation != invocation:  # the user's next message: a new invocation
                 if session.invocation is not None and session.guard.stopped:
-                    session.guard.state.resume()
+                    session.guard.resume()
                 session.invocation, session.stop = invocation, None
             return session
 
@@ -101,38 +93,28 @@ def _build() -> type:
             session = self.sessions.get(session_id)
             return session.stop if session is not None else None
 
-        def _note(self, verdict: Verdict | None) -> Verdict | None:
-            if verdict is not None and verdict.action != "allow":
-                keep_verdict(self.verdicts, verdict)
-            return verdict
-
-        def _failed(self, exc: Exception) -> None:
-            fail_open(self.config, exc, "plugin")
-
         # -- callbacks -----------------------------------------------------------------------------
 
         async def before_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any) -> dict | None:
-            try:
+            with self.fails_open():
                 session = self._session(tool_context)
-                verdict = self._note(session.guard.check(tool.name, tool_args))
+                verdict = self.note(session.guard.check(tool.name, tool_args))
                 if verdict.action != "stop":
                     return None
                 session.stop = session.stop or verdict
                 return {"error": verdict.message}
-            except Exception as exc:
-                return self._failed(exc)
+            return None
 
         async def after_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any,
                                       result: Any) -> dict | None:
-            try:
+            with self.fails_open():
                 session = self._session(tool_context)
                 if session.stop is not None and result == {"error": session.stop.message}:
                     return None  # our own refusal, already counted
                 is_error = isinstance(result, dict) and bool(result.get("error"))
-                verdict = self._note(session.guard.record(tool.name, tool_args, result, is_error=is_error))
+                verdict = self.note(session.guard.record(tool.name, tool_args, result, is_error=is_error))
                 return self._annotated(session, result, verdict)
-            except Exception as exc:
-                return self._failed(exc)
+            return None
 
         async def on_tool_error_callback(self, *, tool: Any, tool_args: dict, tool_context: Any,
                                          error: Exception) -> dict | None:
@@ -140,18 +122,16 @@ def _build() -> type:
 
             if isinstance(error, asyncio.CancelledError):
                 return None
-            try:
+            with self.fails_open():
                 session = self._session(tool_context)
-                text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-                verdict = self._note(session.guard.record(tool.name, tool_args, text, is_error=True))
+                text = error_text(error)
+                verdict = self.note(session.guard.record(tool.name, tool_args, text, is_error=True))
                 if verdict.action == "stop":
                     session.stop = session.stop or verdict
-            except Exception as exc:
-                self._failed(exc)
             return None  # the tool's exception goes on as ADK would raise it
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> Any:
-            try:
+            with self.fails_open():
                 session = self._session(callback_context)
                 stop = session.stop
                 if stop is None:
@@ -160,13 +140,10 @@ def _build() -> type:
 
                         llm_request.append_instructions([guidance(self.config.language)])
                     return None
-                ended = ENDED_NOTE.get(self.config.language, ENDED_NOTE["en"])
-                message = stop.message or "semloop stopped the run."
-                text = message if ended in message else f"{message} {ended}"
-                return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]),
+                text = ended(stop.message, self.config.language)
+                return llm_response(content=types.Content(role="model", parts=[types.Part(text=text)]),
                                    custom_metadata={"semloop": {"action": "stop", "step": stop.step}})
-            except Exception as exc:
-                return self._failed(exc)
+            return None
 
         def _annotated(self, session: _Session, result: Any, verdict: Verdict) -> dict | None:
             if verdict.action == "allow" or not verdict.message:

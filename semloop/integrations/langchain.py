@@ -30,53 +30,33 @@ on first access, so importing this module (and `semloop`) does not import LangCh
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..config import Config, fail_open
+from ..config import Config
 from ..guard import LoopGuard
-from ..messages import install_hint
+from ..messages import NOT_RUN, STOPPED, ended
 from ..verdict import LoopStopped, Verdict
 from . import keep_verdict
+from ._base import KEPT_SESSIONS, Extra, FailOpen, Integration, Sessions, append_text, error_text, require
 
 if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.tools import BaseTool
 
-__all__ = ["SemloopMiddleware", "GuardedTool", "LoopStopped", "guard_tool", "guard_tools"]
+__all__ = ["SemloopMiddleware", "GuardedTool", "LoopStopped", "guard_tool", "guard_tools"]  # noqa: F822 (`__getattr__`)
 
-INSTALL_HINT = ("semloop's LangChain integration needs `langchain-core` (and `langchain` 1.x for the "
-                f"agent middleware): {install_hint('langchain')}")
+EXTRA = Extra("langchain", "LangChain integration",
+              "`langchain-core` (and `langchain` 1.x for the agent middleware)")
+INSTALL_HINT = EXTRA.hint
 
 REFUSE_NOTE = "Further tool calls in this run will be refused."
-NOT_RUN = "Not run: semloop stopped this run before this call."
-ENDED_NOTE = {"en": "The run ends here; the work done so far is kept.",
-              "zh": "运行在此结束；之前完成的工作均已保留。"}
 METADATA_KEY = "semloop"
 """`ToolMessage.response_metadata[METADATA_KEY]` = {"action": "warn" | "stop" | "refused", "step": n,
 "message": ...} marks the tool messages semloop changed; "stop" / "refused" end the run before the
 next model call (kept in the checkpoint, so this works across processes too)."""
 
 
-def _require(module: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(INSTALL_HINT) from exc
-
-
 # -- helpers shared by the middleware and the wrapper -----------------------------------------------
-
-
-def _append(content: Any, text: str) -> Any:
-    """Message content with `text` after it (string → joined; content blocks → one more text block)."""
-    if content is None or content == "" or content == []:
-        return text
-    if isinstance(content, list):
-        return [*content, {"type": "text", "text": text}]
-    return f"{content}\n\n{text}"
 
 
 def _text_of(content: Any) -> str:
@@ -109,7 +89,7 @@ def _changed(message: Any, verdict: Verdict, stop_note: str | None) -> Any:
     if verdict.action == "warn":
         return _mark(message, verdict.annotate(message.content), "warn", verdict)
     note = f"{verdict.message} {stop_note}" if stop_note else verdict.message
-    return _mark(message, _append(message.content, note), "stop", verdict)
+    return _mark(message, append_text(message.content, note), "stop", verdict)
 
 
 def _tool_message_in(result: Any, call_id: str | None) -> Any:
@@ -140,10 +120,6 @@ def _mark_of(message: Any) -> Mapping[str, Any]:
     return mark if isinstance(mark, Mapping) else {}
 
 
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
 def _bubbles(exc: BaseException) -> bool:
     """LangGraph's control-flow exceptions (interrupts, ...) are not tool failures."""
     try:
@@ -156,36 +132,27 @@ def _bubbles(exc: BaseException) -> bool:
 # -- the agent middleware -----------------------------------------------------------------------------
 
 
-class _MiddlewareCore:
-    """The logic of `SemloopMiddleware`, kept free of LangChain imports (see `_middleware_class`)."""
+class _MiddlewareCore(Integration):
+    """The logic of `SemloopMiddleware`, kept free of LangChain imports (see `_middleware_class`).
+    `verdicts` holds (thread key, verdict) pairs."""
+
+    WHAT = "middleware"
 
     def __init__(self, config: Config | None = None, *, halt_on_stop: bool = True, reset_on_invoke: bool = True,
-                 max_sessions: int = 64, guidance: bool = False, **overrides: Any) -> None:
-        super().__init__()
-        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+                 max_sessions: int = KEPT_SESSIONS, guidance: bool = False, **overrides: Any) -> None:
+        super().__init__(config, **overrides)  # (its lock: parallel tool calls run in threads)
         self.guidance = guidance
         self.halt_on_stop = halt_on_stop
         self.reset_on_invoke = reset_on_invoke
         self.max_sessions = max_sessions
-        self.guards: OrderedDict[str, LoopGuard] = OrderedDict()
-        self.verdicts: list[tuple[str, Verdict]] = []  # (thread key, verdict) of the last 256 warn/stop
-        self._embedder: Any = None
-        self._lock = threading.RLock()  # parallel tool calls run in threads; a guard is not thread-safe
+        self.guards: Sessions[str, LoopGuard] = Sessions(self.new_guard, max_sessions)
 
     # -- guards -------------------------------------------------------------------------------------
 
     def guard_for(self, key: str) -> LoopGuard:
         """The guard of one thread: its `thread_id`, or "message:<id>" of the conversation's first
         message when the agent runs without a checkpointer."""
-        with self._lock:
-            guard = self.guards.get(key)
-            if guard is None:
-                guard = self.guards[key] = LoopGuard(self.config, embedder=self._embedder)
-                while len(self.guards) > self.max_sessions:
-                    self.guards.popitem(last=False)
-            else:
-                self.guards.move_to_end(key)
-            return guard
+        return self.guards.of(key)
 
     @staticmethod
     def _key(state: Any, runtime: Any) -> str:
@@ -200,29 +167,20 @@ class _MiddlewareCore:
         first = getattr(messages[0], "id", None) if messages else None
         return f"message:{first}" if first else "default"
 
-    def _note(self, key: str, verdict: Verdict) -> None:
-        if verdict.action != "allow":
-            keep_verdict(self.verdicts, (key, verdict))
-
-    def _failed(self, exc: Exception) -> None:
-        fail_open(self.config, exc, "middleware")
-
     # -- before and after one tool call ----------------------------------------------------------------
 
     def _before(self, request: Any) -> tuple[Any, Any]:
         """(context for `_after`, or None) and (a refusal `ToolMessage`, or None)."""
-        try:
+        with self.fails_open():
             call = request.tool_call
             key = self._key(request.state, request.runtime)
             guard = self.guard_for(key)
             with self._lock:
                 was_stopped = guard.stopped
                 verdict = guard.check(call["name"], call.get("args") or {})
-                if self._embedder is None and guard.embedder is not None:
-                    self._embedder = guard.embedder  # loaded once, shared by the later guards
             if verdict.action != "stop":
                 return (key, guard, call), None
-            self._note(key, verdict)
+            self.note(verdict, key)
             from langchain_core.messages import ToolMessage
 
             # the call that hit the limit gets the reason; any call after it (same batch, or a retry
@@ -232,21 +190,18 @@ class _MiddlewareCore:
                 text = f"{text} {REFUSE_NOTE}"
             refusal = ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status="error")
             return None, _mark(refusal, text, "refused" if was_stopped else "stop", verdict)
-        except Exception as exc:
-            self._failed(exc)
-            return None, None
+        return None, None
 
-    def _record(self, ctx: Any, output: Any, is_error: bool) -> Verdict | None:
+    def _record(self, ctx: Any, output: Any, is_error: bool) -> Verdict:
         key, guard, call = ctx
         with self._lock:
             verdict = guard.record(call["name"], call.get("args") or {}, output, is_error=is_error)
-        self._note(key, verdict)
-        return verdict
+        return self.note(verdict, key)
 
     def _after(self, ctx: Any, result: Any) -> Any:
         if ctx is None:
             return result
-        try:
+        with self.fails_open():
             message = _tool_message_in(result, ctx[2].get("id"))
             if message is None:  # a `Command` without a message for this call: recorded as it is
                 self._record(ctx, getattr(result, "update", result), False)
@@ -254,18 +209,14 @@ class _MiddlewareCore:
             verdict = self._record(ctx, message.content, message.status == "error")
             changed = _changed(message, verdict, None if self.halt_on_stop else REFUSE_NOTE)
             return _replace_message(result, message, changed)
-        except Exception as exc:
-            self._failed(exc)
-            return result
+        return result
 
     def _after_error(self, ctx: Any, exc: Exception) -> None:
         """A tool that raised (the error propagates unchanged): recorded as an error step."""
         if ctx is None or _bubbles(exc):
             return
-        try:
-            self._record(ctx, _error_text(exc), True)
-        except Exception as inner:
-            self._failed(inner)
+        with self.fails_open():
+            self._record(ctx, error_text(exc), True)
 
     def _tool_call(self, request: Any, handler: Any) -> Any:
         ctx, refusal = self._before(request)
@@ -291,22 +242,18 @@ class _MiddlewareCore:
 
     # -- graph hooks ------------------------------------------------------------------------------------
 
-    def _on_invoke(self, state: Any, runtime: Any) -> None:
+    def _on_invoke(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """A new invoke on a thread whose run was stopped: the user stepped in, lift the stop."""
-        try:
+        with self.fails_open():
             if self.reset_on_invoke:
-                key = self._key(state, runtime)
-                with self._lock:
-                    guard = self.guards.get(key)
-                    if guard is not None and guard.stopped:
-                        guard.state.resume()
-        except Exception as exc:
-            self._failed(exc)
+                guard = self.guards.get(self._key(state, runtime))
+                if guard is not None and guard.stopped:
+                    guard.resume()
         return None
 
     def _end_if_stopped(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Before the model is called: end the run if the last tool results carry a stop."""
-        try:
+        with self.fails_open():
             messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
             ending = ("stop", "refused") if self.halt_on_stop else ("refused",)
             latest = []
@@ -326,19 +273,17 @@ class _MiddlewareCore:
                     break
             from langchain_core.messages import AIMessage
 
-            final = AIMessage(content=self._final_text(reason), name="semloop",
+            final = AIMessage(content=ended(reason, self.config.language), name="semloop",
                               response_metadata={METADATA_KEY: {"action": "stop"}})
             return {"messages": [final], "jump_to": "end"}
-        except Exception as exc:
-            self._failed(exc)
-            return None
+        return None
 
     def _said(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """After the agent's turn: its final message to the user is a message step
         (`LoopGuard.record_message`). Asking for the same thing turn after turn on one thread is a
         conversation loop: the verdict goes to `verdicts`, and the message is marked
         (`response_metadata["semloop"]`) for the application to show or act on."""
-        try:
+        with self.fails_open():
             messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
             last = (messages or [None])[-1]
             if (type(last).__name__ not in ("AIMessage", "AIMessageChunk") or getattr(last, "tool_calls", None)
@@ -350,17 +295,14 @@ class _MiddlewareCore:
             key = self._key(state, runtime)
             guard = self.guard_for(key)
             with self._lock:  # (after a stop, record_message records nothing: the answer is about the stop)
-                verdict = guard.record_message(text)
-            self._note(key, verdict)
+                verdict = self.note(guard.record_message(text), key)
             if verdict.action == "allow":
                 return None
             marked = last.model_copy(update={"response_metadata": {
                 **(getattr(last, "response_metadata", None) or {}),
                 METADATA_KEY: {"action": verdict.action, "step": verdict.step, "message": verdict.message}}})
             return {"messages": [marked]}  # same id: replaces the message in the state
-        except Exception as exc:
-            self._failed(exc)
-            return None
+        return None
 
     def _with_guidance(self, request: Any) -> Any:
         """The model request with `semloop.guidance()` after its system message (`guidance=True`)."""
@@ -374,19 +316,14 @@ class _MiddlewareCore:
         content = with_guidance(None if current is None else current.content, self.config.language)
         return request.override(system_message=SystemMessage(content=content))
 
-    def _final_text(self, reason: str | None) -> str:
-        """The final message for the user: why semloop stopped, and that the run ends here."""
-        text = reason or "semloop stopped this run."
-        ended = ENDED_NOTE.get(self.config.language, ENDED_NOTE["en"])
-        return text if ended in text else f"{text} {ended}"
 
 
-_CLASSES: dict[str, type] = {}
+_CLASSES: dict[str, type[Any]] = {}
 
 
-def _middleware_class() -> type:
+def _middleware_class() -> type[Any]:
     if "middleware" not in _CLASSES:
-        _require("langchain.agents")
+        require("langchain.agents", EXTRA)
         from langchain.agents.middleware import AgentMiddleware, hook_config
 
         class SemloopMiddleware(_MiddlewareCore, AgentMiddleware):
@@ -454,14 +391,18 @@ def _model_args(tool: Any, tool_input: Any) -> Any:
 class _GuardedCore:
     """The guard logic of `GuardedTool`, shared by `run` and `arun`."""
 
-    def _note(self, verdict: Verdict) -> None:
-        keep_verdict(self.verdicts, verdict)
+    if TYPE_CHECKING:  # GuardedTool's fields
+        tool: Any
+        guard: LoopGuard
+        on_stop: Literal["raise", "return"]
+        verdicts: list[Verdict]
+        name: Any
 
     def _stopped(self, verdict: Verdict, output: Any, tool_call_id: str | None) -> Any:
-        self._note(verdict)
+        keep_verdict(self.verdicts, verdict)
         if self.on_stop == "raise":
             raise LoopStopped(verdict, output)
-        text = verdict.message or "semloop stopped this run."
+        text = verdict.message or STOPPED
         if output is None:  # refused without running
             if tool_call_id is None:
                 return text
@@ -481,21 +422,18 @@ class _GuardedCore:
         return self._stopped(verdict, None, tool_call_id) if verdict.action == "stop" else None
 
     def _record(self, tool_input: Any, output: Any, tool_call_id: str | None) -> Any:
-        try:
+        with FailOpen(self.guard.config, "tool wrapper", "returning the output unchanged") as failing:
             message = _tool_message_in(output, tool_call_id)
             if message is not None:
                 content, is_error = message.content, message.status == "error"
             else:
                 content, is_error = getattr(output, "update", output), False
             verdict = self.guard.record(self.name, _model_args(self.tool, tool_input), content, is_error=is_error)
-        except Exception as exc:
-            fail_open(self.guard.config, exc, "tool wrapper", "returning the output unchanged")
-            return output
-        if verdict.action == "allow":
+        if failing.failed or verdict.action == "allow":
             return output
         if verdict.action == "stop":
             return self._stopped(verdict, output, tool_call_id)
-        self._note(verdict)
+        keep_verdict(self.verdicts, verdict)
         if message is not None:
             return _replace_message(output, message, _changed(message, verdict, None))
         return output if hasattr(output, "update") else verdict.annotate(output)
@@ -503,18 +441,15 @@ class _GuardedCore:
     def _record_error(self, tool_input: Any, exc: Exception) -> None:
         if _bubbles(exc):
             return
-        try:
-            verdict = self.guard.record(self.name, _model_args(self.tool, tool_input), _error_text(exc), is_error=True)
-        except Exception as exc:
-            fail_open(self.guard.config, exc, "tool wrapper", "the error goes on unchanged")
-            return
-        if verdict.action != "allow":
-            self._note(verdict)
+        with FailOpen(self.guard.config, "tool wrapper", "the error goes on unchanged"):
+            verdict = self.guard.record(self.name, _model_args(self.tool, tool_input), error_text(exc), is_error=True)
+            if verdict.action != "allow":
+                keep_verdict(self.verdicts, verdict)
 
 
-def _guarded_class() -> type:
+def _guarded_class() -> type[Any]:
     if "tool" not in _CLASSES:
-        _require("langchain_core.tools")
+        require("langchain_core.tools", EXTRA)
         from langchain_core.tools import BaseTool
         from pydantic import ConfigDict, Field
 
@@ -541,7 +476,7 @@ def _guarded_class() -> type:
                 return getattr(self.tool, "coroutine", None)
 
             @property
-            def _injected_args_keys(self) -> frozenset[str]:  # type: ignore[override]
+            def _injected_args_keys(self) -> frozenset[str]:
                 return self.tool._injected_args_keys
 
             def get_input_schema(self, config: Any = None) -> Any:
@@ -579,8 +514,8 @@ def _guarded_class() -> type:
     return _CLASSES["tool"]
 
 
-def guard_tool(tool: "BaseTool", guard: LoopGuard | None = None, *,
-               on_stop: Literal["raise", "return"] = "raise") -> "BaseTool":
+def guard_tool(tool: BaseTool, guard: LoopGuard | None = None, *,
+               on_stop: Literal["raise", "return"] = "raise") -> BaseTool:
     """Wrap a LangChain tool (`@tool` function, `StructuredTool`, any `BaseTool`) in a `LoopGuard`.
 
     The result is a `BaseTool` with the same name, description, argument schema, `return_direct`
@@ -602,7 +537,7 @@ def guard_tool(tool: "BaseTool", guard: LoopGuard | None = None, *,
     return cls(tool=tool, guard=guard if guard is not None else LoopGuard(), on_stop=on_stop, **same)
 
 
-def guard_tools(tools: Iterable["BaseTool"], guard: LoopGuard | None = None, **options: Any) -> list["BaseTool"]:
+def guard_tools(tools: Iterable[BaseTool], guard: LoopGuard | None = None, **options: Any) -> list[BaseTool]:
     """`guard_tool` for several tools, sharing one guard (a new one by default)."""
     guard = guard if guard is not None else LoopGuard()
     return [guard_tool(t, guard, **options) for t in tools]

@@ -35,17 +35,19 @@ import logging
 import os
 import sys
 import time
-from typing import Any, AsyncIterator, Callable, NamedTuple, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, NamedTuple
 
-from ..config import Config, fail_open
-from ..messages import install_hint
-from . import keep_verdict
+from ..config import Config
+from ..verdict import Verdict
+from ._base import Extra, Integration, require
 
 __all__ = ["GuardedTools", "run_proxy", "serve_stdio"]
 
 log = logging.getLogger("semloop")
 
-INSTALL_HINT = f"semloop's MCP proxy needs the `mcp` package (2.x): {install_hint('mcp')}"
+EXTRA = Extra("mcp", "MCP proxy", "the `mcp` package (2.x)")
+INSTALL_HINT = EXTRA.hint
 DEFAULT_RESUME_AFTER = 120.0  # seconds without tool calls after which a stop is lifted
 CONNECTION_CLOSED = -32000  # the JSON-RPC error code `mcp` gives a request whose connection closed
 UPSTREAM_STOP_GRACE = 2.0  # seconds the upstream gets to exit after its stdin closes (then SIGTERM, SIGKILL)
@@ -53,22 +55,15 @@ STOP_NOTE = ("No tool of this server will run for now. Telling the user what is 
              "lets them decide how to go on.")
 
 
-def _require_mcp() -> Any:
-    try:
-        import mcp
-        import mcp.server  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(INSTALL_HINT) from exc
-    return mcp
-
-
-class GuardedTools:
+class GuardedTools(Integration):
     """The proxy's `tools/call` logic over an upstream `mcp.ClientSession`: check, forward,
     record, annotate. One guard for the client session.
 
     `call(params)` takes and returns the SDK's own objects (`CallToolRequestParams` →
     `CallToolResult`), so it also works inside your own `mcp.server.Server` handlers.
     """
+
+    WHAT = "detector"
 
     def __init__(self, upstream: Any, config: Config | None = None, *, guard: Any = None,
                  resume_after: float = DEFAULT_RESUME_AFTER, clock: Any = time.monotonic) -> None:
@@ -78,10 +73,10 @@ class GuardedTools:
         self.upstream = upstream
         if guard is None:  # its refusals say how a stop is lifted here: a quiet spell
             guard = LoopGuard(with_resume(config or Config(), "resume_mcp", seconds=f"{resume_after:g}"))
+        super().__init__(guard.config)
         self.guard = guard
         self.resume_after = resume_after
         self.clock = clock
-        self.verdicts: list[Any] = []  # the last 256 warn / stop verdicts
         self.upstream_status: int | None = None  # the upstream's exit status, once it exited (run_proxy)
         self._last_call: float | None = None
 
@@ -110,31 +105,26 @@ class GuardedTools:
         content = [*result.content, types.TextContent(type="text", text=note)]
         return result.model_copy(update={"content": content})
 
-    def _check(self, name: str, arguments: Any) -> Any:
-        try:
+    def _check(self, name: str, arguments: Any) -> Verdict | None:
+        with self.fails_open(consequence="forwarding the call"):
             now = self.clock()
             if (self.guard.stopped and self._last_call is not None
                     and now - self._last_call >= self.resume_after):
-                self.guard.state.resume()  # a quiet spell: the user has stepped in
+                self.guard.resume()  # a quiet spell: the user has stepped in
             self._last_call = now
-            return self._note(self.guard.check(name, arguments))
-        except Exception as exc:
-            return self._failed(exc)
+            return self.note(self.guard.check(name, arguments))
+        return None
 
-    def _record(self, name: str, arguments: Any, output: Any, is_error: bool) -> Any:
-        try:
-            return self._note(self.guard.record(name, arguments, output, is_error=is_error))
-        except Exception as exc:
-            return self._failed(exc)
+    def _record(self, name: str, arguments: Any, output: Any, is_error: bool) -> Verdict | None:
+        with self.fails_open(consequence="forwarding the call"):
+            return self.note(self.guard.record(name, arguments, output, is_error=is_error))
+        return None
 
-    def _note(self, verdict: Any) -> Any:
+    def note(self, verdict: Verdict, key: Any = None) -> Verdict:
+        """`Integration.note`, and a line in the log (`semloop mcp-proxy --verbose`)."""
         if verdict.action != "allow":
-            keep_verdict(self.verdicts, verdict)
             log.info("semloop: %s at step %d: %s", verdict.action, verdict.step, verdict.message)
-        return verdict
-
-    def _failed(self, exc: Exception) -> None:
-        fail_open(self.guard.config, exc, "detector", "forwarding the call")
+        return super().note(verdict, key)
 
 
 def _plain(result: Any) -> Any:
@@ -272,7 +262,7 @@ async def run_proxy(command: Sequence[str], read_stream: Any, write_stream: Any,
     (None if it did not exit within `UPSTREAM_STOP_GRACE` of closing its stdout), and
     `on_upstream_exit(status)` is called first. The upstream gets this process's environment
     (`env`: instead)."""
-    _require_mcp()
+    require("mcp.server", EXTRA)
     import anyio
     from mcp import ClientSession
 
@@ -310,7 +300,7 @@ async def serve_stdio(command: Sequence[str], **options: Any) -> GuardedTools:
     process, at once and with the upstream's exit status (a signal N gives 128 + N; 1 if unknown),
     as a client running the server directly sees it: the reader of stdin sits in a thread that only
     a new message from the client would wake, so nothing short of an exit ends it."""
-    _require_mcp()
+    require("mcp.server", EXTRA)
     from mcp.server.stdio import stdio_server
 
     def exit_with(status: int | None) -> None:
@@ -339,7 +329,7 @@ def cmd_mcp_proxy(args: Any) -> int:
               file=sys.stderr)
         return 2
     try:
-        _require_mcp()
+        require("mcp.server", EXTRA)
     except ImportError as exc:
         print(f"semloop: error: {exc}", file=sys.stderr)
         return 2

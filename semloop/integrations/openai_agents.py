@@ -30,8 +30,10 @@ the SDK shares with every tool context of the run); pass `key=` to keep one guar
 conversation instead. A run resumed after an interruption (`state = result.to_state()`, approvals,
 `Runner.run(agent, state)`) is the same run: the SDK deep-copies its usage into the state, and the
 tag semloop leaves on that usage object is copied with it, so the resumed run keeps its guard and
-its loop memory. (A state serialized with `to_json()` loses the tag: pass `key=` to span processes.) Every guardrail fails open: an internal error logs a warning and allows the
-call. `agents` itself is imported lazily, only where it is needed.
+its loop memory. (A state serialized with `to_json()` loses the tag: pass `key=` to span
+processes.) At most `max_sessions` guards are kept (`KEPT_SESSIONS`, the least recently used
+dropped). Every guardrail fails open: an internal error logs a warning and allows the call.
+`agents` itself is imported lazily, only where it is needed.
 """
 
 from __future__ import annotations
@@ -41,31 +43,24 @@ import inspect
 import itertools
 import json
 import re
-from collections import OrderedDict
-from typing import Any, Callable, Hashable, Literal, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..config import Config, fail_open
-from ..guard import LoopGuard
-from ..messages import install_hint
+from ..config import Config
+from ..messages import STOPPED
 from ..verdict import LoopStopped, Verdict
-from . import keep_verdict
+from ._base import KEPT_SESSIONS, Extra, Integration, Sessions, require
+
+if TYPE_CHECKING:
+    from ..guard import LoopGuard
 
 __all__ = ["LoopStopped", "SemloopGuardrails", "protect"]
 
-INSTALL_HINT = ("semloop's OpenAI Agents SDK integration needs the `openai-agents` package: "
-                f"{install_hint('openai-agents')}")
+EXTRA = Extra("openai-agents", "OpenAI Agents SDK integration", "the `openai-agents` package")
+INSTALL_HINT = EXTRA.hint
 
-STOPPED = "semloop stopped the run."
 # what the SDK puts in place of a failed call: its default failure and timeout messages
 _SDK_ERROR = re.compile(r"An error occurred while running the tool|Tool '[^'\n]+' timed out after ")
-
-
-def _require_agents() -> Any:
-    try:
-        import agents
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(INSTALL_HINT) from exc
-    return agents
 
 
 @dataclasses.dataclass
@@ -96,7 +91,7 @@ def _run_tag(usage: Any) -> int:
     return tag
 
 
-class SemloopGuardrails:
+class SemloopGuardrails(Integration):
     """Tool guardrails and a tool use behavior for the OpenAI Agents SDK, one `LoopGuard` per run.
 
     `config` (and keyword overrides) configure every guard. `protect(agent)` wires everything into a
@@ -113,19 +108,19 @@ class SemloopGuardrails:
     after their instructions (`instructions(original)` builds them for agents you make yourself).
     """
 
+    WHAT = "guardrail"
+
     def __init__(self, config: Config | None = None, *, key: Callable[[Any], Hashable] | None = None,
-                 on_stop: Literal["final_output", "raise"] = "final_output", max_sessions: int = 256,
+                 on_stop: Literal["final_output", "raise"] = "final_output", max_sessions: int = KEPT_SESSIONS,
                  guidance: bool = False, **overrides: Any) -> None:
         if on_stop not in ("final_output", "raise"):
             raise ValueError(f"on_stop must be 'final_output' or 'raise', got {on_stop!r}")
-        self.config = (config or Config()).replace(**overrides) if overrides else (config or Config())
+        super().__init__(config, **overrides)
         self.key = key
         self.on_stop = on_stop
         self.guidance = guidance
         self.max_sessions = max_sessions
-        self.runs: OrderedDict[Hashable, _Run] = OrderedDict()
-        self.verdicts: list[Verdict] = []  # the last 256 warn/stop verdicts, of every run
-        self._embedder: Any = None
+        self.runs: Sessions[Hashable, _Run] = Sessions(size=max_sessions)
         self._input_guardrail: Any = None
         self._output_guardrail: Any = None
 
@@ -137,18 +132,12 @@ class SemloopGuardrails:
     def _run(self, ctx: Any) -> _Run:
         key, anchor = self._key(ctx), ctx.usage
         tag = _run_tag(anchor)
-        run = self.runs.get(key)
-        if run is None:
-            run = self.runs[key] = _Run(LoopGuard(self.config, embedder=self._embedder), anchor, tag)
-            self.runs.move_to_end(key)
-            while len(self.runs) > self.max_sessions:
-                self.runs.popitem(last=False)
-        else:
-            self.runs.move_to_end(key)
+        with self.runs.lock:
+            run = self.runs.of(key, lambda _: _Run(self.new_guard(), anchor, tag))
             if run.anchor is not anchor:
                 if tag != run.tag:  # a new run of the same conversation (`key=`): the user stepped in
                     run.stop = run.said = None
-                    run.guard.state.resume()
+                    run.guard.resume()
                 run.anchor, run.tag = anchor, tag  # else the same run, resumed from `result.to_state()`
         return run
 
@@ -174,80 +163,58 @@ class SemloopGuardrails:
         """The agent hooks' `on_end`: record the run's final text output as a message step
         (`LoopGuard.record_message`). A structured output is not a message (None); an empty one
         and semloop's own stop message are not recorded ("allow"). Fails open (None)."""
-        try:
+        with self.fails_open("agent hook", "the output is unchanged"):
             if not isinstance(output, str) or not output.strip():
                 return None
             run = self._run(context_wrapper)
             # a run that ended on semloop's stop: its output is ours, and record_message records nothing
-            verdict = run.guard.record_message(output)
-            if self._embedder is None and run.guard.embedder is not None:
-                self._embedder = run.guard.embedder
-            self._note(verdict)
+            verdict = self.note(run.guard.record_message(output))
             if verdict.action != "allow":
                 run.said = verdict
             return verdict
-        except Exception as exc:
-            fail_open(self.config, exc, "agent hook", "the output is unchanged")
-            return None
-
-    def _note(self, verdict: Verdict) -> None:
-        if verdict.action != "allow":
-            keep_verdict(self.verdicts, verdict)
-
-    def _failed(self, exc: Exception) -> Any:
-        fail_open(self.config, exc, "guardrail")
-        from agents import ToolGuardrailFunctionOutput
-
-        return ToolGuardrailFunctionOutput.allow()
+        return None
 
     # -- guardrail functions: (ToolInputGuardrailData | ToolOutputGuardrailData) -> output -------
 
     def check_call(self, data: Any) -> Any:
         """The tool input guardrail's function: refuse a call that continues a loop warned about
         to the limit (or any call once the run is stopped)."""
-        try:
-            from agents import ToolGuardrailFunctionOutput
+        from agents import ToolGuardrailFunctionOutput
 
+        with self.fails_open():
             ctx = data.context
             run = self._run(ctx)
-            if self._embedder is None and run.guard.embedder is not None:
-                self._embedder = run.guard.embedder  # loaded once, shared by the later guards
-            verdict = run.guard.check(ctx.tool_name, _arguments(ctx.tool_arguments))
+            verdict = self.note(run.guard.check(ctx.tool_name, _arguments(ctx.tool_arguments)))
             if verdict.action != "stop":
                 return ToolGuardrailFunctionOutput.allow()
-            self._note(verdict)
             run.stop = run.stop or verdict
             return ToolGuardrailFunctionOutput.reject_content(verdict.message or STOPPED, output_info=verdict)
-        except Exception as exc:
-            return self._failed(exc)
+        return ToolGuardrailFunctionOutput.allow()
 
     def record_call(self, data: Any) -> Any:
         """The tool output guardrail's function: record the call with its output; on "warn" (and
         "stop") the output goes to the model with the message appended."""
-        try:
-            from agents import ToolGuardrailFunctionOutput
+        from agents import ToolGuardrailFunctionOutput
 
+        with self.fails_open():
             ctx, output = data.context, data.output
             run = self._run(ctx)
-            verdict = run.guard.record(ctx.tool_name, _arguments(ctx.tool_arguments), _plain(output),
-                                       is_error=_is_sdk_error(output))
-            if self._embedder is None and run.guard.embedder is not None:
-                self._embedder = run.guard.embedder
-            self._note(verdict)
+            verdict = self.note(run.guard.record(ctx.tool_name, _arguments(ctx.tool_arguments), _plain(output),
+                                                 is_error=_is_sdk_error(output)))
             if verdict.action == "allow" or not verdict.message:
                 return ToolGuardrailFunctionOutput.allow()
             if verdict.action == "stop":
                 run.stop = run.stop or verdict
             # `reject_content` replaces what the model sees: the real output with the message after it
-            return ToolGuardrailFunctionOutput.reject_content(_with_text(output, verdict.message), output_info=verdict)
-        except Exception as exc:
-            return self._failed(exc)
+            return ToolGuardrailFunctionOutput.reject_content(_with_text(output, verdict.message),
+                                                              output_info=verdict)
+        return ToolGuardrailFunctionOutput.allow()
 
     @property
     def input_guardrail(self) -> Any:
         """A `ToolInputGuardrail` for `FunctionTool.tool_input_guardrails`."""
         if self._input_guardrail is None:
-            _require_agents()
+            require("agents", EXTRA)
             from agents import ToolInputGuardrail
 
             self._input_guardrail = ToolInputGuardrail(guardrail_function=self.check_call, name="semloop")
@@ -257,7 +224,7 @@ class SemloopGuardrails:
     def output_guardrail(self) -> Any:
         """A `ToolOutputGuardrail` for `FunctionTool.tool_output_guardrails`."""
         if self._output_guardrail is None:
-            _require_agents()
+            require("agents", EXTRA)
             from agents import ToolOutputGuardrail
 
             self._output_guardrail = ToolOutputGuardrail(guardrail_function=self.record_call, name="semloop")
@@ -269,7 +236,7 @@ class SemloopGuardrails:
         """A copy of a `FunctionTool` with semloop's guardrails after its own (so yours decide first,
         and a rejection of yours is final). Other tools (hosted tools, ...) are returned as they are:
         the SDK runs guardrails for function tools only."""
-        agents = _require_agents()
+        agents = require("agents", EXTRA)
         if not isinstance(tool, agents.FunctionTool):
             return tool
         inputs, outputs = list(tool.tool_input_guardrails or []), list(tool.tool_output_guardrails or [])
@@ -283,15 +250,11 @@ class SemloopGuardrails:
         with the stop message as the final output, or `LoopStopped` raised (`raise_on_stop`, by
         default `on_stop == "raise"`). Otherwise `original` decides, as the SDK would ("run_llm_again",
         "stop_on_first_tool", a `StopAtTools` dict, or your function)."""
-        agents = _require_agents()
+        agents = require("agents", EXTRA)
         raising = self.on_stop == "raise" if raise_on_stop is None else raise_on_stop
 
         async def semloop_tool_use_behavior(context_wrapper: Any, tool_results: list[Any]) -> Any:
-            try:
-                stop = self.stop_verdict(context_wrapper)
-            except Exception as exc:
-                self._failed(exc)
-                stop = None
+            stop = self.attempt(lambda: self.stop_verdict(context_wrapper))
             if stop is not None:
                 if raising:
                     raise LoopStopped(stop)
@@ -339,7 +302,7 @@ class SemloopGuardrails:
         return self._protect(agent, {})
 
     def _protect(self, agent: Any, done: dict[int, Any]) -> Any:
-        agents = _require_agents()
+        agents = require("agents", EXTRA)
         if id(agent) in done:
             return done[id(agent)]
         behavior = agent.tool_use_behavior
@@ -361,11 +324,11 @@ def _hooks_class() -> type:
     """`AgentHooks` that record the final output (`on_end`) and pass every event on to the
     agent's own hooks; built on first use (the SDK is imported lazily)."""
     if not _HOOKS:
-        _require_agents()
+        require("agents", EXTRA)
         from agents.lifecycle import AgentHooksBase
 
         class SemloopAgentHooks(AgentHooksBase):
-            def __init__(self, semloop: "SemloopGuardrails", original: Any = None) -> None:
+            def __init__(self, semloop: SemloopGuardrails, original: Any = None) -> None:
                 self.semloop, self.original = semloop, original
 
             async def on_end(self, context: Any, agent: Any, output: Any) -> None:

@@ -31,42 +31,26 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Hashable
 from typing import Any, Literal
 
-from ..config import Config, fail_open
-from ..messages import install_hint
+from ..config import Config
+from ..messages import STOPPED, ended
 from ..verdict import LoopStopped, Verdict
-from . import keep_verdict
+from ._base import Extra, GuardedRuns, Integration, error_text, require
 
-__all__ = ["SemloopCapability", "LoopStopped"]
+__all__ = ["SemloopCapability", "LoopStopped"]  # noqa: F822 (built on first access: `__getattr__`)
 
 
-INSTALL_HINT = ("semloop's PydanticAI integration needs PydanticAI 2.x (capabilities): "
-                f"{install_hint('pydantic-ai')}")
+EXTRA = Extra("pydantic-ai", "PydanticAI integration", "PydanticAI 2.x (capabilities)")
+INSTALL_HINT = EXTRA.hint
 MODEL_NAME = "semloop"  # `result.response.model_name` when semloop ended the run
-ENDED_NOTE = {"en": "The run ends here; the work done so far is kept.",
-              "zh": "运行在此结束；之前完成的工作均已保留。"}
-
-
-def _require() -> Any:
-    try:
-        import pydantic_ai.capabilities as capabilities
-    except ImportError as exc:
-        raise ImportError(INSTALL_HINT) from exc
-    return capabilities
 
 
 def _text_is_output(parameters: Any) -> bool:
     """Whether a plain text response ends this run as its output (`output_type` str, or a union
     with str), rather than being parsed into a structured output."""
     return bool(parameters.allow_text_output) and getattr(parameters, "output_object", None) is None
-
-
-def _final_text(verdict: Verdict, language: str) -> str:
-    """The run's last word: the stop explanation, saying that the run ends here."""
-    ended = ENDED_NOTE.get(language, ENDED_NOTE["en"])
-    message = verdict.message or "semloop stopped the run."
-    return message if ended in message else f"{message} {ended}"
 
 
 def _with_note(result: Any, note: str) -> Any:
@@ -114,18 +98,16 @@ def _error_text(exc: BaseException) -> str:
     content = getattr(retry, "content", None)
     if content is not None:
         return content if isinstance(content, str) else str(content)
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return error_text(exc)
 
 
 def _build() -> type:
-    capabilities = _require()
+    capability: Any = require("pydantic_ai.capabilities", EXTRA).AbstractCapability[Any]
     from pydantic_ai.exceptions import SkipModelRequest, ToolFailed
     from pydantic_ai.messages import ModelResponse, TextPart
 
-    from ..guard import LoopGuard
-
     @dataclasses.dataclass
-    class SemloopCapability(capabilities.AbstractCapability[Any]):
+    class SemloopCapability(GuardedRuns, capability):
         """Loop detection for a PydanticAI agent: `Agent(..., capabilities=[SemloopCapability()])`.
 
         `config` (a `semloop.Config`) configures each run's guard; `guard` keeps one `LoopGuard`
@@ -136,7 +118,9 @@ def _build() -> type:
         last 256 warn / stop verdicts and `last_stop` the latest stop.
         """
 
-        config: Config | None = None
+        WHAT = "capability"
+
+        config: Config | None = None  # type: ignore[assignment]
         _: dataclasses.KW_ONLY
         guard: Any = None
         on_stop: Literal["final_output", "raise"] = "final_output"
@@ -146,10 +130,8 @@ def _build() -> type:
         def __post_init__(self) -> None:
             if self.on_stop not in ("final_output", "raise"):
                 raise ValueError(f"on_stop must be 'final_output' or 'raise', got {self.on_stop!r}")
-            self.verdicts: list[Verdict] = []
-            self.last_stop: Verdict | None = None
-            self._root = self
-            self._guard: Any = self.guard
+            GuardedRuns.__init__(self, self.config, guard=self.guard)
+            self._root = self  # the capability given to the agent: `for_run` copies keep its verdicts
             self._stop: Verdict | None = None
 
         def get_instructions(self) -> Any:
@@ -157,8 +139,7 @@ def _build() -> type:
                 return None
             from ..guidance import guidance
 
-            config = self.config or (self.guard.config if self.guard is not None else Config())
-            return guidance(config.language)
+            return guidance((self.config or Config()).language)
 
         @classmethod
         def get_serialization_name(cls) -> str | None:
@@ -168,9 +149,9 @@ def _build() -> type:
             run = copy.copy(self)  # per-run state on a shallow copy; verdicts go to the root
             run._root, run._stop = self, None
             if self.guard is None:
-                run._guard = LoopGuard(self.config)
+                run._guard = self.new_guard()
             elif self.guard.stopped:
-                self.guard.state.resume()  # a new run of the conversation: the user stepped in
+                self.guard.resume()  # a new run of the conversation: the user stepped in
             return run
 
         # -- hooks ----------------------------------------------------------------------------------
@@ -178,28 +159,31 @@ def _build() -> type:
         async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
             guard = self._run_guard()
             name = call.tool_name
-            check = self._guarded(lambda: guard.check(name, args), note=True)
+            check = self.guarded(lambda: guard.check(name, args))
             if check is not None and check.action == "stop":
                 self._stopped(check)
-                raise ToolFailed(check.message or "semloop stopped the run.")
+                raise ToolFailed(check.message or STOPPED)
             try:
                 result = await handler(args)
             except Exception as exc:
-                failed = self._guarded(lambda: guard.record(name, args, _error_text(exc), is_error=True), note=True)
+                raised, error = exc, _error_text(exc)
+                failed = self.guarded(lambda: guard.record(name, args, error, is_error=True))
                 if failed is None or failed.action == "allow" or not failed.message:
                     raise
                 if failed.action == "stop":
                     self._stopped(failed)
-                retried = self._guarded(lambda: _retry_with_note(exc, failed.message))
+                hint = failed.message
+                retried = self.attempt(lambda: _retry_with_note(raised, hint))
                 if retried is None:
                     raise
                 raise retried from exc
-            verdict = self._guarded(lambda: guard.record(name, args, _plain(result)), note=True)
+            verdict = self.guarded(lambda: guard.record(name, args, _plain(result)))
             if verdict is None or verdict.action == "allow" or not verdict.message:
                 return result
             if verdict.action == "stop":
                 self._stopped(verdict)
-            annotated = self._guarded(lambda: _with_note(result, verdict.message))
+            note = verdict.message
+            annotated = self.attempt(lambda: _with_note(result, note))
             return result if annotated is None else annotated
 
         async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
@@ -208,29 +192,16 @@ def _build() -> type:
                 return await handler(request_context)
             if self.on_stop == "raise" or not _text_is_output(request_context.model_request_parameters):
                 raise LoopStopped(stop)
-            text = _final_text(stop, self._run_guard().config.language)
+            text = ended(stop.message, self._run_guard().config.language)
             raise SkipModelRequest(ModelResponse(parts=[TextPart(content=text)], model_name=MODEL_NAME))
 
         # -- helpers --------------------------------------------------------------------------------
 
-        def _run_guard(self) -> Any:
-            if self._guard is None:  # used without for_run (e.g. hooks called directly)
-                self._guard = LoopGuard(self.config)
-            return self._guard
+        def note(self, verdict: Verdict, key: Hashable | None = None) -> Verdict:
+            return Integration.note(self._root, verdict, key)  # a run's verdicts are the capability's
 
         def _stopped(self, verdict: Verdict) -> None:
             self._stop = self._stop or verdict
-            self._root.last_stop = verdict
-
-        def _guarded(self, fn: Any, note: bool = False) -> Any:
-            try:
-                value = fn()
-            except Exception as exc:
-                fail_open(self.config or Config(), exc, "capability")
-                return None
-            if note and value.action != "allow":
-                keep_verdict(self._root.verdicts, value)
-            return value
 
     SemloopCapability.__module__ = __name__
     return SemloopCapability

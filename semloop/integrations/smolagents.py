@@ -31,12 +31,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..messages import STOPPED
 from ..verdict import Verdict
-from ._base import GuardedRuns, require
+from ._base import Extra, GuardedRuns, error_text, require
 
 __all__ = ["SemloopSmolagents"]
 
-INSTALL_HINT = 'semloop\'s smolagents integration needs the `smolagents` package: pip install "semloop-guard[smolagents]"'
+EXTRA = Extra("smolagents", "smolagents integration", "the `smolagents` package")
+INSTALL_HINT = EXTRA.hint
 
 _WRAPPED = "_semloop_wrapped"
 
@@ -59,7 +61,7 @@ class SemloopSmolagents(GuardedRuns):
 
     def protect(self, agent: Any) -> Any:
         """Guard `agent`'s tools and end its run once semloop stops it; returns `agent`."""
-        smolagents = require("smolagents", INSTALL_HINT)
+        smolagents = require("smolagents", EXTRA)
         for name, tool in agent.tools.items():
             if name != "final_answer" and not getattr(tool, _WRAPPED, False):
                 self._wrap(name, tool)
@@ -76,19 +78,19 @@ class SemloopSmolagents(GuardedRuns):
         def guarded_forward(*args: Any, **kwargs: Any) -> Any:
             guard = self._run_guard()
             tool_input = _call_input(args, kwargs)
-            check = self._guarded(lambda: guard.check(name, tool_input))
+            check = self.guarded(lambda: guard.check(name, tool_input))
             if check is not None and check.action == "stop":
                 self._stopped(check)
-                return check.message or "semloop stopped the run."
+                return check.message or STOPPED
             try:
                 output = forward(*args, **kwargs)
             except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                failed = self._guarded(lambda: guard.record(name, tool_input, error, is_error=True))
+                error = error_text(exc)
+                failed = self.guarded(lambda: guard.record(name, tool_input, error, is_error=True))
                 if failed is not None and failed.action == "stop":
                     self._stopped(failed)
                 raise
-            verdict = self._guarded(lambda: guard.record(name, tool_input, output))
+            verdict = self.guarded(lambda: guard.record(name, tool_input, output))
             if verdict is None or verdict.action == "allow" or not verdict.message:
                 return output
             if verdict.action == "stop":
@@ -117,4 +119,3 @@ class SemloopSmolagents(GuardedRuns):
 
     def _stopped(self, verdict: Verdict) -> None:
         self._stop = self._stop or verdict
-        self.last_stop = verdict

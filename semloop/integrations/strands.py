@@ -30,13 +30,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import Config, fail_open
+from ..messages import STOPPED
 from ..verdict import Verdict
-from ._base import GuardedRuns, require
+from ._base import Extra, GuardedRuns, require
 
 __all__ = ["SemloopHooks"]
 
-INSTALL_HINT = 'semloop\'s Strands Agents integration needs the `strands-agents` package: pip install "semloop-guard[strands]"'
+EXTRA = Extra("strands", "Strands Agents integration", "the `strands-agents` package")
+INSTALL_HINT = EXTRA.hint
 
 
 def _result_text(result: Any) -> Any:
@@ -57,7 +58,7 @@ class SemloopHooks(GuardedRuns):
     WHAT = "strands hook"
 
     def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-        hooks = require("strands.hooks", INSTALL_HINT)
+        hooks = require("strands.hooks", EXTRA)
         registry.add_callback(hooks.BeforeInvocationEvent, self._start)
         registry.add_callback(hooks.BeforeToolCallEvent, self._before_tool)
         registry.add_callback(hooks.AfterToolCallEvent, self._after_tool)
@@ -69,9 +70,9 @@ class SemloopHooks(GuardedRuns):
 
     def _before_tool(self, event: Any) -> None:
         name, tool_input = event.tool_use.get("name", "?"), event.tool_use.get("input")
-        check = self._guarded(lambda: self._run_guard().check(name, tool_input))
+        check = self.guarded(lambda: self._run_guard().check(name, tool_input))
         if check is not None and check.action == "stop":
-            event.cancel_tool = check.message or "semloop stopped the run."
+            event.cancel_tool = check.message or STOPPED
             self._end(event.agent, check)
 
     def _after_tool(self, event: Any) -> None:
@@ -79,8 +80,9 @@ class SemloopHooks(GuardedRuns):
             return
         name, tool_input = event.tool_use.get("name", "?"), event.tool_use.get("input")
         output = _result_text(event.result)
-        failed = event.exception is not None or (isinstance(event.result, dict) and event.result.get("status") == "error")
-        verdict = self._guarded(lambda: self._run_guard().record(name, tool_input, output, is_error=failed))
+        failed = event.exception is not None or (isinstance(event.result, dict)
+                                                 and event.result.get("status") == "error")
+        verdict = self.guarded(lambda: self._run_guard().record(name, tool_input, output, is_error=failed))
         if verdict is None or verdict.action == "allow" or not verdict.message:
             return
         if isinstance(event.result, dict) and isinstance(event.result.get("content"), list):
@@ -91,8 +93,5 @@ class SemloopHooks(GuardedRuns):
     # -- helpers ------------------------------------------------------------------------------------
 
     def _end(self, agent: Any, verdict: Verdict) -> None:
-        self.last_stop = verdict
-        try:
+        with self.fails_open(consequence="the run goes on"):
             agent.cancel(message=verdict.message, after_current_tools=True)
-        except Exception as exc:
-            fail_open(self.config or Config(), exc, "strands hook", "the run goes on")
