@@ -4,7 +4,7 @@ paths, the wire protocol, the build identity a server must match.
 Imports go one way: the hook command (`claude_code`, the client) and the server (`hook_server`,
 which runs `claude_code.run_hook`) both import this module, which imports neither.
 
-- **Client** (`request`, called by `claude_code.cmd_hook`; `ensure_server` at SessionStart):
+- **Client** (`request`, called by `claude_code.answer`; `ensure_server` at SessionStart):
   sends the raw event, the resolved `--config`/`--db` and its `SEMLOOP_*` environment to the
   socket, waits for the reply (bounded by a timeout) and returns it. No server listening → it
   starts one in the background (never waiting for it) and returns None: the caller handles this
