@@ -1,13 +1,15 @@
-"""Added time per tool call of semloop's hooks in Codex CLI, Copilot CLI and OpenHands, end to
-end with the real clients, as a ratio to what the client itself charges for an empty hook.
+"""Added time per tool call of semloop's hooks in Codex CLI, Copilot CLI, Gemini CLI and
+OpenHands, end to end with the real clients, as a ratio to what the client itself charges for an
+empty hook.
 
-    python benchmarks/cli_hook_latency.py [--runs 5] [--calls 6] [--cli codex copilot]
+    python benchmarks/cli_hook_latency.py [--runs 5] [--calls 6] [--cli codex copilot gemini-cli]
                                           [--out benchmarks/results/cli_hook_latency.md]
     .venv-openhands/bin/python benchmarks/cli_hook_latency.py --cli openhands --out ...
 
-Each CLI (installed by `.ci/run`: `.codex-cli/`, `.copilot-cli/`) runs against the scripted local
-Responses API of tests/codex_cli.py, the same `--calls`-tool-call run (distinct shell commands, so
-semloop stays quiet and records every call) with, in turn:
+Each CLI (installed by `.ci/run`: `.codex-cli/`, `.copilot-cli/`, `.gemini-cli/`) runs against a
+scripted local model API (the Responses API of tests/codex_cli.py; Gemini CLI: the Gemini API of
+tests/gemini_cli.py), the same `--calls`-tool-call run (distinct shell commands, so semloop stays
+quiet and records every call) with, in turn:
 
 - no hooks (the baseline);
 - an empty hook on the same events semloop hooks (`cat >/dev/null; echo {}`): what the CLI charges
@@ -40,13 +42,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import codex_cli  # noqa: E402
 import copilot_cli  # noqa: E402
+import gemini_cli  # noqa: E402
 from codex_cli import ScriptedResponses, call  # noqa: E402
 from timing import interleaved, write_page  # noqa: E402
 
@@ -59,9 +62,13 @@ class CLI:
     """One CLI: where its hooks go, what its empty hook looks like, how a run is started."""
 
     def __init__(self, name: str, binary: str | None, script: list[dict], hooks_file: Callable[[Path], Path],
-                 empty: Callable[[dict, str], dict], run: Callable, env: Callable[[Path, dict], dict], version: str):
+                 empty: Callable[[dict, str], dict], run: Callable, env: Callable[[Path, dict], dict], version: str,
+                 server: type = ScriptedResponses, outputs: Callable[[Any], int] = lambda api: len(api.sent_outputs()),
+                 settings: dict | None = None):
         self.name, self.binary, self.script, self.hooks_file = name, binary, script, hooks_file
         self.empty, self.run, self.env, self.version = empty, run, env, version
+        # the scripted API, how many tool results it was sent, the settings the hooks file also holds
+        self.server, self.outputs, self.settings = server, outputs, settings
 
 
 def _empty_codex(installed: dict, command: str) -> dict:
@@ -89,6 +96,7 @@ def _version(binary: str | None) -> str:
 
 def _clis(calls: int) -> dict[str, CLI]:
     codex_bin, copilot_bin = codex_cli.codex_binary(), copilot_cli.copilot_binary()
+    gemini_bin = gemini_cli.gemini_binary()
     return {
         "codex": CLI("Codex CLI", codex_bin, [codex_cli.shell(f"echo part-{i} > /dev/null; echo {i}") for i in range(calls)],
                      lambda home: home / ".codex" / "hooks.json", _empty_codex,
@@ -99,14 +107,22 @@ def _clis(calls: int) -> dict[str, CLI]:
                        lambda home: home / ".copilot" / "hooks" / "semloop.json", _empty_copilot,
                        lambda api, home, work, env: copilot_cli.run_copilot(copilot_bin, api, home, work, env=env),
                        copilot_cli.clean_env, _version(copilot_bin)),
+        "gemini-cli": CLI("Gemini CLI", gemini_bin,
+                      [gemini_cli.function_call("run_shell_command", command=f"echo part-{i} > /dev/null; echo {i}",
+                                                description="step") for i in range(calls)],
+                      lambda home: home / ".gemini" / "settings.json", _empty_codex,
+                      lambda api, home, work, env: gemini_cli.run_gemini(gemini_bin, api, home, work, env=env),
+                      lambda home, extra: gemini_cli.clean_env(home, "http://unused", extra), _version(gemini_bin),
+                      server=gemini_cli.ScriptedGemini, outputs=lambda api: len(api.function_responses()),
+                      settings=gemini_cli.base_settings()),
     }
 
 
 def measure(cli: CLI, target: str, runs: int, calls: int) -> list[tuple[str, float, float]]:
     root = Path(tempfile.mkdtemp(prefix="slclibench-", dir="/tmp"))
     home, work = root / "h", root / "w"
-    (home / ".codex").mkdir(parents=True)
-    (home / ".copilot").mkdir(parents=True)
+    for folder in (".codex", ".copilot", ".gemini"):
+        (home / folder).mkdir(parents=True)
     work.mkdir()
     hooks_file = cli.hooks_file(home)
     proc = subprocess.run([SEMLOOP, "install", target, "--settings", str(hooks_file), "--db", str(root / "s.db")],
@@ -125,13 +141,13 @@ def measure(cli: CLI, target: str, runs: int, calls: int) -> list[tuple[str, flo
         extra = {"SEMLOOP_HOOK_SERVER": "0"} if "each hook process" in name else {}
 
         def run_once(_round: int) -> float:
-            if hooks is None:
+            if hooks is None and cli.settings is None:
                 hooks_file.unlink(missing_ok=True)
             else:
-                hooks_file.write_text(json.dumps(hooks))
-            with ScriptedResponses(cli.script) as api:
+                hooks_file.write_text(json.dumps({**(cli.settings or {}), **(hooks or {})}))
+            with cli.server(cli.script) as api:
                 run = cli.run(api, home, work, extra)
-                outputs = len(api.sent_outputs())
+                outputs = cli.outputs(api)
             if run.returncode != 0 or outputs != calls:
                 raise SystemExit(f"{cli.name} / {name}: the run did not complete as scripted "
                                  f"({outputs} tool outputs): {run.stderr[-500:]}")
@@ -209,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--calls", type=int, default=6)
-    ap.add_argument("--cli", nargs="+", choices=("codex", "copilot", "openhands"), default=["codex", "copilot"],
+    ap.add_argument("--cli", nargs="+", choices=("codex", "copilot", "gemini-cli", "openhands"),
+                    default=["codex", "copilot"],
                     help="openhands: run with the OpenHands venv's Python (.venv-openhands/bin/python)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cli_hook_latency.md"))
     args = ap.parse_args(argv)
@@ -217,13 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = ["# Coding-agent CLI hook latency, end to end", "",
              (f"`python benchmarks/cli_hook_latency.py --runs {args.runs} --calls {args.calls} --cli {' '.join(args.cli)}` "
-             f"— each real client against a scripted local model API (Codex CLI, Copilot CLI: Responses; OpenHands: "
-             f"Chat Completions), the same {args.calls}-tool-call run per case, {args.runs} interleaved "
+             f"— each real client against a scripted local model API (Codex CLI, Copilot CLI: Responses; Gemini CLI: "
+             f"the Gemini API; OpenHands: Chat Completions), the same {args.calls}-tool-call run per case, "
+             f"{args.runs} interleaved "
              f"runs each after a warm-up round; {platform.system()} {platform.machine()}, Python "
              f"{platform.python_version()}, {os.cpu_count()} cores, load average {load:.1f} at the start (a shared "
              "machine: compare rows of one table, not machines). The empty hook and the `python -c pass` hook run on "
              "the same events as semloop's (Codex, OpenHands: PreToolUse, PostToolUse, UserPromptSubmit; Copilot: "
-             "also permissionRequest and postToolUseFailure)."), ""]
+             "also permissionRequest and postToolUseFailure; Gemini CLI: BeforeTool, AfterTool, BeforeAgent)."), ""]
     for target in args.cli:
         if target == "openhands":
             rows, version = measure_openhands(args.runs, args.calls)

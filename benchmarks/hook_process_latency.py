@@ -1,6 +1,8 @@
-"""Latency of `semloop hook claude-code` as Claude Code runs it: a new process per event.
+"""Latency of `semloop hook claude-code` / `semloop hook codex` as the CLIs run them: a new
+process per event.
 
     python benchmarks/hook_process_latency.py [--runs 30] [--embedding static] [--command "semloop"] [--no-warm]
+                                              [--out benchmarks/results/hook_process_latency.md]
 
 Two paths: **cold** (`SEMLOOP_HOOK_SERVER=0`: the hook process imports numpy, loads the model and
 handles the event itself) and **warm** (a `semloop hook-server` is running on a temporary socket:
@@ -11,7 +13,9 @@ less (the warm server's own CPU time is not included: it is another process). Ca
 interleaved run by run. PostToolUse calls use a different Bash command each run (so the embedding
 is computed, never a cache hit) on a session that already holds steps; `python -c pass` and
 `python -c 'import numpy'` baselines show the floor any Python process (and any process importing
-semloop's core, which needs numpy) pays on this machine.
+semloop's core, which needs numpy) pays on this machine. The warm path is measured for
+`hook codex` too (the same client, with a Codex event translated on the way), and every row is
+also given as a ratio to the `python -c pass` process (wall and CPU), measured in the same run.
 """
 
 from __future__ import annotations
@@ -19,17 +23,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import resource
 import time
 from pathlib import Path
 
-from timing import interleaved
+from timing import interleaved, write_page
 
 
 def _command(arg: str | None) -> list[str]:
@@ -90,6 +95,26 @@ def _start_server(base: list[str], socket_path: str, env: dict) -> subprocess.Po
     raise SystemExit(f"hook server did not start; see {socket_path}.log")
 
 
+def _write(args: argparse.Namespace, rows: list[dict], load: float) -> None:
+    floor = rows[0]
+    lines = ["# Hook process latency", "",
+             (f"`python benchmarks/hook_process_latency.py --runs {args.runs}"
+              f"{' --embedding ' + args.embedding if args.embedding else ''}` — each case a fresh process, "
+              f"{args.runs} interleaved runs; {platform.system()} {platform.machine()}, Python "
+              f"{platform.python_version()}, {os.cpu_count()} cores, load average {load:.1f} at the start (a shared "
+              "machine: compare rows of this table, not machines). cold: `SEMLOOP_HOOK_SERVER=0`, the process "
+              "handles the event itself; warm: a hook server runs, the process is its client (`hook codex`: "
+              "the same client, a Codex event translated on the way)."), "",
+             "| process | wall p50, ms | wall p90, ms | CPU p50, ms | wall ÷ `python -c pass` "
+             "| CPU ÷ `python -c pass` |",
+             "|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row['case']} | {row['p50_ms']:.0f} | {row['p90_ms']:.0f} | {row['cpu_p50_ms']:.0f} | "
+                     f"{row['p50_ms'] / floor['p50_ms']:.1f} | {row['cpu_p50_ms'] / floor['cpu_p50_ms']:.1f} |")
+    lines += ["", f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."]
+    write_page(args.out, lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=30)
@@ -97,6 +122,8 @@ def main() -> int:
     ap.add_argument("--embedding", choices=("static", "hashing"), help="write a config using this backend")
     ap.add_argument("--no-warm", action="store_true", help="cold path only (no hook server)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    ap.add_argument("--out", help="also write the rows as a markdown page (e.g. benchmarks/results/"
+                                  "hook_process_latency.md)")
     args = ap.parse_args()
 
     base = _command(args.command)
@@ -115,6 +142,7 @@ def main() -> int:
         if not args.no_warm:
             server = _start_server(base, str(tmp / "hook.sock"), warm_env)
             paths["warm"] = (base + ["hook", "claude-code", "--db", str(tmp / "warm.sqlite3")] + extra, warm_env)
+            paths["warm codex"] = (base + ["hook", "codex", "--db", str(tmp / "warm.sqlite3")] + extra, warm_env)
         # warm the OS page cache and the .pyc files; seed each session with a few steps
         for argv, penv in paths.values():
             for i in range(3):
@@ -125,6 +153,7 @@ def main() -> int:
         for path, (argv, penv) in paths.items():
             for event in ("PreToolUse", "PostToolUse"):
                 cases[f"{path} {event}"] = (argv, event, penv)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
         def case(cmd: list[str], event: str | None, penv: dict):
             return lambda i: _time(cmd, json.dumps(_event(event, i)).encode() if event else None, penv)
@@ -134,13 +163,15 @@ def main() -> int:
             from semloop.integrations import hook_protocol
 
             served = (hook_protocol.ping(str(tmp / "hook.sock")) or {}).get("served")
-            expected = 3 + 2 * args.runs
+            expected = 3 * 2 + 2 * 2 * args.runs  # warm-up and cases of `hook claude-code` and `hook codex`
             if served != expected:
                 print(f"warning: the server answered {served} of {expected} warm requests "
                       "(the rest fell back to in-process)", file=sys.stderr)
         rows = [_summary(name, times) for name, times in samples.items()]
         if args.json:
             print(json.dumps(rows))
+        if args.out:
+            _write(args, rows, load)
     finally:
         if server is not None:
             server.terminate()

@@ -1,29 +1,31 @@
-"""`semloop` command line: scan, bench, calibrate, demo, and the Claude Code hook commands.
+"""`semloop` command line: scan, bench, calibrate, demo, and the coding-agent hook commands.
 
-Subcommands import what they need when they run, so `semloop hook` starts fast.
+Subcommands import what they need when they run. `semloop hook <target>` — a process per tool
+call of the agent — does not even build the argument parser: `integrations.hook_entry` reads its
+few options, so the process imports only the hook client (no numpy, argparse or trace readers).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .config import DETECTORS, EMBEDDINGS, Config
-from .messages import install_hint
-from .store import StoreError
-from .traces import FORMATS, TraceError, format_help
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (hook processes start faster)
 
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterable, Sequence
+
+    from .config import Config
     from .scan import ScanResult
-    from .traces import Trace
+    from .traces import Trace, TraceError
 
 
 def build_config(args: argparse.Namespace) -> Config:
     """--config file, then --detector / --threshold / --embedding on top."""
+    from .config import Config
+
     config = Config.from_file(args.config) if getattr(args, "config", None) else Config()
     changes = {}
     if getattr(args, "detector", None):
@@ -34,8 +36,6 @@ def build_config(args: argparse.Namespace) -> Config:
         changes["embedding"] = args.embedding
     return config.replace(**changes) if changes else config
 
-
-_FORMAT_HELP = format_help()
 
 FAIL_ON_HELP = ("exit 1 when a trace reaches this level: warn = any warning or stop, stop = a hard stop "
                 "(default: exit 0 whatever is found; bad input is always exit 2)")
@@ -79,6 +79,8 @@ _PER_AGENT_HELP = "span formats: one trace per agent invocation instead of one p
 
 
 def _add_detector_args(p: argparse.ArgumentParser) -> None:
+    from .config import DETECTORS, EMBEDDINGS
+
     p.add_argument("--detector", choices=DETECTORS, help="signal set (default: semantic)")
     p.add_argument("--threshold", type=float, help="call similarity threshold (default from config)")
     p.add_argument("--embedding", choices=EMBEDDINGS, help="embedding backend (default: static)")
@@ -166,6 +168,7 @@ def _print_report(result, trace) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Scan the bundled example traces with `exact` and with `semantic`, side by side."""
+    from .config import Config
     from .scan import scan_trace
     from .traces import load_traces
 
@@ -199,6 +202,9 @@ _NO_REDACT_HELP = ("show tool inputs and outputs as recorded (default: secret-sh
 
 
 def _add_report_parser(sub) -> None:
+    from .messages import install_hint
+    from .traces import FORMATS, format_help
+
     p = sub.add_parser(
         "report", help="write an HTML page showing the loops in traces (timeline + heatmaps)",
         description="Replay traces through the guard and write one self-contained HTML file (no network): per "
@@ -214,7 +220,7 @@ def _add_report_parser(sub) -> None:
                                                 f"{install_hint('bench')})")
     p.add_argument("--title", default="semloop report", help="page title")
     _add_detector_args(p)
-    p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
+    p.add_argument("--format", choices=FORMATS, default="auto", help=format_help())
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines on stderr and skip them")
     p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
     p.add_argument("--per-agent", action="store_true", help=_PER_AGENT_HELP)
@@ -250,7 +256,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"]:  # a hook process: the light path, no argument parser
+        from .integrations.hook_entry import run_hook_command
+
+        code = run_hook_command(args_list[1:])
+        if code is not None:
+            return code
+    import argparse
+
     from . import __version__
+    from .messages import install_hint
+    from .store import StoreError
+    from .traces import FORMATS, TraceError, format_help
 
     parser = argparse.ArgumentParser(prog="semloop", description="Stop LLM agents from spinning in tool-call loops.")
     parser.add_argument("--version", action="version", version=f"semloop {__version__}")
@@ -263,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "level, 2 = bad input or a missing optional dependency (one line on stderr).")
     p.add_argument("files", nargs="+", metavar="FILE", help=INPUTS_HELP)
     _add_detector_args(p)
-    p.add_argument("--format", choices=FORMATS, default="auto", help=_FORMAT_HELP)
+    p.add_argument("--format", choices=FORMATS, default="auto", help=format_help())
     p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
     p.add_argument("--skip-invalid", action="store_true", help="report bad lines (and empty files) on stderr and skip them")
     p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
@@ -284,9 +302,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     _add_report_parser(sub)
 
-    from .integrations import claude_code, hook_cli
-
-    hook_cli.register_targets(claude_code.INSTALL_TARGETS)  # codex, copilot, cursor, openhands
     for module in _optional_cli_modules():
         module.add_cli(sub)
 
@@ -314,6 +329,8 @@ EXTRAS = {"matplotlib": "bench", "tqdm": "bench", "sklearn": "learn", "sentence_
 def missing_extra(exc: ImportError) -> str | None:
     """The one line to print for an ImportError of a missing optional dependency (its own message
     when it already says what to install), or None for any other ImportError (a bug: re-raised)."""
+    from .messages import install_hint
+
     message = str(exc)
     if "pip install" in message:
         return message
@@ -326,7 +343,7 @@ def missing_extra(exc: ImportError) -> str | None:
 def _optional_cli_modules():
     import importlib
 
-    for name in ("semloop.bench.cli", "semloop.integrations.claude_code", "semloop.integrations.hook_server",
+    for name in ("semloop.bench.cli", "semloop.integrations.hook_install", "semloop.integrations.hook_server",
                  "semloop.integrations.mcp_proxy", "semloop.sessions"):
         try:
             yield importlib.import_module(name)

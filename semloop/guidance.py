@@ -19,7 +19,10 @@ claude-code --guidance` adds it at session start. Off by default everywhere.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (hook processes start faster)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 GUIDANCE: dict[str, str] = {
     "en": (

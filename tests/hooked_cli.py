@@ -32,12 +32,12 @@ def pinned_cli(env_var: str, folder: str, name: str) -> str | None:
 
 
 class HookedCLI:
-    """`semloop install <target> <before_install()> --db ...` in a temporary HOME; `run(script)`
+    """`semloop install <target> <before_install()> <install> --db ...` in a temporary HOME; `run(script)`
     runs the CLI (`runner(api, home, work, env=..., **kwargs)`) against a scripted Responses API.
     `mode`: "inprocess" (SEMLOOP_HOOK_SERVER=0) or "server" (the warm hook server)."""
 
     def __init__(self, target: str, mode: str, runner: Callable[..., Any], clean_env: Callable[[Path, dict], dict],
-                 prefix: str = "slh-"):
+                 prefix: str = "slh-", install: tuple[str, ...] = ()):
         self.root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))  # short: AF_UNIX path limit
         self.home, self.work = self.root / "h", self.root / "w"
         self.home.mkdir()
@@ -46,7 +46,7 @@ class HookedCLI:
         self.runner, self.clean_env = runner, clean_env
         self.env = {"SEMLOOP_HOOK_SERVER": "0"} if mode == "inprocess" else {}
         install_args = self.before_install()
-        self.installed = subprocess.run(SEMLOOP + ["install", target, *install_args, "--db", str(self.db)],
+        self.installed = subprocess.run(SEMLOOP + ["install", target, *install_args, *install, "--db", str(self.db)],
                                         env=clean_env(self.home, self.env), capture_output=True, text=True,
                                         check=False)
         assert self.installed.returncode == 0, self.installed.stderr

@@ -16,7 +16,7 @@ sdk = pytest.importorskip("claude_agent_sdk")
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query  # noqa: E402
 
-from semloop.integrations import claude_code as cc  # noqa: E402
+from semloop.integrations import hook_install as cc  # noqa: E402
 from semloop.integrations.claude_agent_sdk import SemloopHooks  # noqa: E402
 
 from test_claude_agent_sdk import SESSION, FakeCLI, bash  # noqa: E402

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from semloop.integrations import claude_code as cc
+from semloop.integrations import hook_install as hi
 from semloop.integrations.store import SessionStore
 
 from conftest import bash_event, stored
@@ -303,7 +304,7 @@ def test_install_is_idempotent_keeps_other_hooks_and_uninstall_restores(tmp_path
     assert data["permissions"] == original["permissions"]
     assert data["hooks"]["Stop"] == original["hooks"]["Stop"]
     for event in cc.EVENTS:
-        ours = [h for g in data["hooks"][event] for h in g["hooks"] if cc.is_semloop_command(h["command"])]
+        ours = [h for g in data["hooks"][event] for h in g["hooks"] if hi.is_semloop_command(h["command"])]
         assert len(ours) == 1 and ours[0]["type"] == "command"
         assert ours[0]["command"].endswith("hook claude-code")
     assert data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]  # theirs first, untouched
@@ -337,9 +338,9 @@ def test_install_into_missing_file_and_scopes(tmp_path, monkeypatch):
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    assert cc.settings_path("user") == tmp_path / "home" / ".claude" / "settings.json"
-    assert cc.settings_path("project", tmp_path) == tmp_path / ".claude" / "settings.json"
-    assert cc.settings_path("local", tmp_path) == tmp_path / ".claude" / "settings.local.json"
+    assert hi.settings_path("user") == tmp_path / "home" / ".claude" / "settings.json"
+    assert hi.settings_path("project", tmp_path) == tmp_path / ".claude" / "settings.json"
+    assert hi.settings_path("local", tmp_path) == tmp_path / ".claude" / "settings.local.json"
     proc = subprocess.run(SEMLOOP + ["install", "claude-code", "--scope", "project"], cwd=tmp_path,
                           capture_output=True, env={**os.environ})
     assert proc.returncode == 0 and (tmp_path / ".claude" / "settings.json").exists()
@@ -371,7 +372,7 @@ def test_http_install_switches_modes_and_uninstall_removes_token(tmp_path):
     data = json.loads(settings.read_text())
     assert data["env"]["FOO"] == "1" and len(data["env"]["SEMLOOP_HOOK_TOKEN"]) >= 32
     assert set(cc.EVENTS) | {"SessionStart"} <= set(data["hooks"])
-    ours = [h for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if cc.is_semloop_hook(h)]
+    ours = [h for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if hi.is_semloop_hook(h)]
     assert len(ours) == 1 and ours[0]["type"] == "http"
     assert data["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
     # switching to command hooks replaces ours (no http entry, no token, no PostToolBatch left)
@@ -381,7 +382,7 @@ def test_http_install_switches_modes_and_uninstall_removes_token(tmp_path):
     data = json.loads(settings.read_text())
     assert "SEMLOOP_HOOK_TOKEN" not in data["env"] and "PostToolBatch" not in data["hooks"]
     assert "SessionStart" not in data["hooks"]
-    assert [h["type"] for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if cc.is_semloop_hook(h)] == ["command"]
+    assert [h["type"] for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if hi.is_semloop_hook(h)] == ["command"]
     subprocess.run(SEMLOOP + ["install", "claude-code", "--settings", str(settings), "--hooks", "http"], env=env,
                    capture_output=True)
     assert subprocess.run(SEMLOOP + ["uninstall", "claude-code", "--settings", str(settings)], env=env).returncode == 0

@@ -35,11 +35,12 @@ STOPPED = "semloop stopped this run"
 class Setup(HookedCLI):
     """`semloop install codex --settings $CODEX_HOME/hooks.json`, next to a hook of the user's."""
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, *install: str):
         super().__init__("codex", mode, lambda api, home, work, **kw: run_codex(BINARY, api, home, work, **kw),
-                         clean_env, prefix="slx-")
+                         clean_env, prefix="slx-", install=install)
         data = json.loads(self.hooks.read_text())
-        assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "UserPromptSubmit"}
+        assert set(data["hooks"]) == {"PreToolUse", "PostToolUse", "UserPromptSubmit"} | (
+            {"SessionStart"} if "--guidance" in install else set())
         assert len(data["hooks"]["PreToolUse"]) == 2  # the user's hook is kept
 
     def before_install(self) -> tuple[str, ...]:
@@ -122,3 +123,27 @@ def test_varied_work_and_pagination_stay_quiet(setup):
     assert "[semloop]" not in everything and "semloop blocked" not in everything and STOPPED not in everything
     assert api.sent_notes() == []
     assert run.final_message() == "Done."
+
+
+def test_install_guidance_reaches_the_model_and_notes_quote_the_earlier_result():
+    from semloop import guidance
+
+    setup = Setup("inprocess", "--guidance")
+    try:
+        run, api = setup.run(_failing(6))
+        first = json.dumps(api.main_requests()[0]["input"], ensure_ascii=False)
+        for line in guidance().splitlines():  # SessionStart's additionalContext, before the first call
+            assert json.dumps(line, ensure_ascii=False)[1:-1] in first, line
+        notes = api.sent_notes()
+        # the same hints as Claude Code's: the earlier step that failed alike, quoted, and the error class
+        assert len(notes) == 2 and all("Step 0 already failed the same way: `cat: /etc/semloop-e2e/app.yaml: No such"
+                                       in n and "a not-found error" in n for n in notes), notes
+        refused = [t for t in api.sent_outputs() if _refused(t)]  # the refusal cites it too
+        assert refused and "already failed the same way" in refused[0] and "a not-found error" in refused[0]
+    finally:
+        setup.close()
+
+
+def test_without_guidance_nothing_is_added_at_session_start(inprocess):
+    run, api = inprocess.run([shell("echo hi")])
+    assert "going in circles" not in json.dumps(api.main_requests()[0], ensure_ascii=False)

@@ -33,13 +33,13 @@ BLOCKED = "semloop blocked this bash call"
 class Setup(HookedCLI):
     """`semloop install copilot` writes `$COPILOT_HOME/hooks/semloop.json`."""
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, *install: str):
         super().__init__("copilot", mode, lambda api, home, work, **kw: run_copilot(BINARY, api, home, work, **kw),
-                         clean_env, prefix="slc-")
+                         clean_env, prefix="slc-", install=install)
         data = json.loads((self.home / ".copilot" / "hooks" / "semloop.json").read_text())
         assert data["version"] == 1
         assert set(data["hooks"]) == {"preToolUse", "permissionRequest", "postToolUse", "postToolUseFailure",
-                                      "userPromptSubmitted"}
+                                      "userPromptSubmitted"} | ({"sessionStart"} if "--guidance" in install else set())
 
 
 setup, inprocess = fixtures(Setup)
@@ -121,3 +121,25 @@ def test_varied_work_and_pagination_stay_quiet(setup):
     assert [f"line {p * 20}:" in t for p, t in enumerate(sent[6:])] == [True] * 6
     everything = api.everything_sent()
     assert "[semloop]" not in everything and BLOCKED not in everything and "semloop stopped" not in everything
+
+
+def test_install_guidance_reaches_the_model_and_notes_quote_the_earlier_result():
+    from semloop import guidance
+
+    setup = Setup("inprocess", "--guidance")
+    try:
+        run, api = setup.run([_bash(FAILING)] * 6)
+        first = json.dumps(api.main_requests()[0]["input"], ensure_ascii=False)
+        for line in guidance().splitlines():  # sessionStart's additionalContext, before the first call
+            assert json.dumps(line, ensure_ascii=False)[1:-1] in first, line
+        notes = [t for t in api.sent_outputs() if NOTE in t]
+        # the same hints as Claude Code's: the earlier step that failed alike, quoted, and the error class
+        assert len(notes) == 2 and all("Step 0 already failed the same way: `" in n and "a not-found error" in n
+                                       for n in notes), notes
+    finally:
+        setup.close()
+
+
+def test_without_guidance_nothing_is_added_at_session_start(inprocess):
+    run, api = inprocess.run([_bash("echo hi")])
+    assert "going in circles" not in json.dumps(api.main_requests()[0], ensure_ascii=False)

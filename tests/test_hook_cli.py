@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from semloop.integrations import hook_cli
+from semloop.integrations import hook_cli, hook_install
 from semloop.integrations.hook_cli import (
     CODEX,
     COPILOT,
@@ -266,10 +266,10 @@ def test_copilot_and_cursor_doc_try_it_blocks_run_as_written(tmp_path):
 def test_cursor_install_keeps_other_hooks(tmp_path):
     settings = {"version": 1, "hooks": {"afterFileEdit": [{"command": "fmt.sh"}], "preToolUse": [{"command": "audit.sh"}]}}
     before = json.loads(json.dumps(settings))
-    assert hook_cli.add_hooks(CURSOR, settings, "/v/bin/semloop hook cursor")
+    assert hook_install.add_dialect_hooks(CURSOR, settings, "/v/bin/semloop hook cursor")
     assert settings["hooks"]["preToolUse"] == [{"command": "audit.sh"}, {"command": "/v/bin/semloop hook cursor", "timeout": 15}]
-    assert not hook_cli.add_hooks(CURSOR, settings, "/v/bin/semloop hook cursor")
-    assert hook_cli.remove_hooks(CURSOR, settings) and settings == before
+    assert not hook_install.add_dialect_hooks(CURSOR, settings, "/v/bin/semloop hook cursor")
+    assert hook_install.remove_dialect_hooks(CURSOR, settings) and settings == before
 
 
 # -- installers -------------------------------------------------------------------------------------
@@ -304,9 +304,91 @@ def test_codex_install_keeps_other_hooks_backs_up_and_is_idempotent(tmp_path):
 
 def test_uninstall_of_one_cli_leaves_the_other_clis_hooks(tmp_path):
     settings: dict = {}
-    hook_cli.add_hooks(CODEX, settings, "/venv/bin/semloop hook codex")
+    hook_install.add_dialect_hooks(CODEX, settings, "/venv/bin/semloop hook codex")
     settings["hooks"]["PreToolUse"][0]["hooks"].append({"type": "command", "command": "/venv/bin/semloop hook claude-code"})
-    assert hook_cli.remove_hooks(CODEX, settings)
+    assert hook_install.remove_dialect_hooks(CODEX, settings)
     assert settings == {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
         {"type": "command", "command": "/venv/bin/semloop hook claude-code"}]}]}}
-    assert not hook_cli.remove_hooks(CODEX, settings)
+    assert not hook_install.remove_dialect_hooks(CODEX, settings)
+
+
+# -- Claude Code and Gemini CLI on the same tables ----------------------------------------------
+
+
+def test_claude_code_table_holds_the_answers_its_hook_gives(tmp_path):
+    # Claude Code's events are the layer's own: its table's answers are the shapes the core gives,
+    # so a reply of the core read back through the table comes out the same
+    from semloop.integrations import claude_code
+    from semloop.integrations.hook_cli import CLAUDE_CODE
+
+    db = str(tmp_path / "s.sqlite3")
+    event = {"session_id": "cc-1", "tool_name": "Bash", "tool_input": {"command": "cat /etc/app.yaml"},
+             "tool_response": {"stdout": "", "stderr": "cat: /etc/app.yaml: Permission denied"}}
+    seen = {}
+    for _ in range(5):
+        for name in ("PreToolUse", "PostToolUse"):
+            reply = claude_code.handle_event({**event, "hook_event_name": name}, db=db)
+            verdict = hook_cli.verdict_of(reply)
+            if verdict is not None:
+                seen.setdefault(verdict[0], (name, reply))
+    assert set(seen) == {"note", "deny", "stop"}
+    for kind, (name, reply) in seen.items():
+        assert hook_cli.from_claude_reply(CLAUDE_CODE, reply, name) == reply, kind
+    assert set(CLAUDE_CODE.events) >= set(claude_code.EVENTS)
+
+
+def test_gemini_cli_events_and_answers():
+    from semloop.integrations.hook_cli import GEMINI
+
+    failed = {"session_id": "g-1", "hook_event_name": "AfterTool", "tool_name": "run_shell_command",
+              "tool_input": {"command": "ls"}, "tool_response": {"llmContent": "x", "error": {"message": "boom"}}}
+    assert to_claude_event(GEMINI, failed) == {"session_id": "gemini-cli/g-1", "hook_event_name": "PostToolUseFailure",
+                                               "tool_name": "run_shell_command", "tool_input": {"command": "ls"},
+                                               "error": "boom"}
+    ok = {**failed, "tool_response": {"llmContent": [{"text": "a"}, {"text": "b"}]}}
+    assert to_claude_event(GEMINI, ok)["tool_response"] == "a\nb"
+    assert to_claude_event(GEMINI, {"session_id": "g-1", "hook_event_name": "BeforeAgent"}) == {
+        "session_id": "gemini-cli/g-1", "hook_event_name": "UserPromptSubmit"}
+    deny = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": "no"}}
+    assert from_claude_reply(GEMINI, deny, "BeforeTool") == {"continue": False, "stopReason": "no"}
+    note = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "n"}}
+    assert from_claude_reply(GEMINI, note, "AfterTool") == {
+        "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "n"}}
+    assert GEMINI.refusal_stops and GEMINI.session_event == "SessionStart"
+
+
+def test_every_installed_target_is_a_table_and_the_light_parser_knows_them():
+    from semloop.integrations import hook_entry
+
+    assert list(hook_install.install_targets()) == list(hook_cli.DIALECTS)
+    args = hook_entry.parse(["codex", "--db=/tmp/x.db", "--config", "c.toml", "--no-server", "--server-timeout", "2"])
+    assert (args.target, args.db, args.config, args.no_server, args.server_timeout, args.guidance) == (
+        "codex", "/tmp/x.db", "c.toml", True, 2.0, False)
+    # anything else goes to argparse: its help and its one-line errors
+    for argv in ([], ["nope"], ["codex", "--help"], ["codex", "--db"], ["codex", "--server-timeout", "x"],
+                 ["codex", "--no-s"], ["codex", "--db", "--guidance"]):
+        assert hook_entry.parse(argv) is None, argv
+
+
+def test_the_client_finds_the_stores_default_paths_without_importing_it(monkeypatch, tmp_path):
+    from semloop import store
+    from semloop.integrations import hook_protocol
+
+    for env in ({}, {"XDG_CACHE_HOME": str(tmp_path / "c")}, {"SEMLOOP_DB": "~/x/state.db"}):
+        for key in ("XDG_CACHE_HOME", "SEMLOOP_DB"):
+            monkeypatch.delenv(key, raising=False)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        assert hook_protocol.cache_dir() == str(store.cache_dir())
+        assert hook_protocol._default_db() == str(store.default_path())
+
+
+def test_a_bad_hook_command_line_is_left_to_the_argument_parser(tmp_path):
+    proc = subprocess.run(SEMLOOP + ["hook", "codex", "--server-timeout", "soon"], input="{}", capture_output=True,
+                          text=True, env=_env(tmp_path), timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == "semloop hook: error: argument --server-timeout: invalid float value: 'soon'"
+    help_text = subprocess.run(SEMLOOP + ["hook", "--help"], capture_output=True, text=True, env=_env(tmp_path),
+                               timeout=60).stdout
+    assert all(target in help_text for target in hook_cli.DIALECTS)

@@ -140,6 +140,30 @@ def test_client_imports_no_numpy_and_mismatched_env_goes_in_process(srv, tmp_pat
     assert stored(db, "sess-1").steps_seen == 2
 
 
+def test_every_cli_hook_is_a_light_client_served_by_the_server(srv, tmp_path):
+    # `semloop hook <target>` builds no argument parser and imports neither the core nor typing /
+    # dataclasses (a process per event: its imports are paid on every tool call)
+    srv.start()
+    db = tmp_path / "state.sqlite3"
+    copilot = {"sessionId": "c-1", "toolName": "bash", "toolArgs": {"command": "ls"},
+               "toolResult": {"resultType": "success", "textResultForLlm": "a"}}
+    codex = {"session_id": "x-1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+             "tool_input": {"command": "ls"}, "tool_response": "a"}
+    before = srv.ping()["served"]
+    for target, event, extra in (("copilot", copilot, {"SEMLOOP_HOOK_EVENT": "postToolUse"}), ("codex", codex, {})):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "semloop", "hook", target, "--db", str(db)],
+                              input=json.dumps(event).encode(), capture_output=True, timeout=60,
+                              env={**srv.env, **extra})
+        assert proc.returncode == 0 and json.loads(proc.stdout) == {}, proc.stderr[-2000:]
+        imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "import time" in line}
+        assert "semloop.integrations.hook_protocol" in imported
+        assert not {m for m in imported if m.split(".")[0] in ("numpy", "sqlite3", "argparse", "typing", "dataclasses",
+                                                               "logging")}, imported
+    # the Copilot entry's SEMLOOP_HOOK_EVENT is the client's own: the server answered both
+    assert srv.ping()["served"] == before + 2
+    assert stored(db, "copilot/c-1").steps_seen == 1 and stored(db, "codex/x-1").steps_seen == 1
+
+
 def test_a_request_the_client_gave_up_on_is_not_recorded(srv, tmp_path):
     srv.start()
     db = tmp_path / "state.sqlite3"

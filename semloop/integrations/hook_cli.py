@@ -1,5 +1,5 @@
-"""One event-translation layer for the coding-agent CLIs whose hooks have Claude Code's shape:
-`semloop hook|install|uninstall codex | copilot | cursor | openhands`.
+"""One event-translation layer for every coding-agent CLI semloop hooks: `semloop hook <target>`
+for claude-code, gemini-cli, codex, copilot, cursor and openhands.
 
 Each CLI is a `Dialect` — a table of its event names, its field names and the JSON shapes of its
 answers — not a module of its own. A hook event goes through three steps:
@@ -7,28 +7,35 @@ answers — not a module of its own. A hook event goes through three steps:
 1. `to_claude_event`: the CLI's event → the Claude Code hook event it corresponds to
    (PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit), the session keyed
    `<target>/<session id>` so the CLIs never share state.
-2. The Claude Code hook command handles it exactly as it handles Claude Code's own events: the warm
-   hook server when it runs, else in this process (`claude_code.cmd_hook`, with its store, its
-   fail-open and its time budget).
+2. The Claude Code hook handles it exactly as it handles Claude Code's own events: the warm hook
+   server when it runs, else in this process (`claude_code.answer`, with its store, its fail-open
+   and its time budget).
 3. `from_claude_reply`: the answer (deny / note / stop) → the CLI's own answer shape.
+
+Claude Code's events are the layer's own form: its dialect (`CLAUDE_CODE`) is `native`, its events
+go to `claude_code` as they are. The session-start event (`session_event`) adds
+`semloop.guidance()` to the session's context (`install --guidance`) where the CLI has an answer
+for that (`answers["context"]`).
 
 A dialect says what its CLI honours (docs/codex-cli.md etc. have the table per CLI): a CLI that
 cannot end a run from a hook gets the refusal of every further call instead, and the docs say so.
 
-Standard library only at import time; the hook fails open (prints the CLI's "allow", `{}`, and one
-line on stderr) on any error.
+This module is on every hook's path: standard library only (json, os) at import time, no
+dataclasses / pathlib / re until a function needs them. The hook fails open (prints the CLI's
+"allow", `{}`, and one line on stderr) on any error.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shlex
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (hook processes start faster)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+    from typing import Any
 
 MESSAGE = "\0message"  # in an answer template: replaced by semloop's text
 STDERR = "\0stderr"  # an answer {STDERR: MESSAGE}: the text goes to stderr, and the hook exits 2
@@ -51,39 +58,59 @@ def _command_entry(command: str, event: str) -> dict:
     return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
 
-@dataclass(frozen=True)
 class Dialect:
-    """One CLI's hook contract, as data.
+    """One CLI's hook contract, as data (read-only by convention: the tables below are shared).
 
     `events`: the CLI's event name → the Claude Code event it is handled as. `fields`: the Claude
     Code field → the CLI's name for it (session_id, tool_name, tool_input, tool_response, error,
     agent_id). `answers`: "deny" (PreToolUse refuses the call), "note" (a hint beside a tool
-    result) and "stop" (the run should end) → the JSON object the CLI reads, `MESSAGE` standing for
-    semloop's text; a missing key means the CLI has no such answer and gets `{}`. A field may name
-    several keys (the first one present is used), an event its own answers (`event_answers`).
-    `passes_refusal(event name, tool)`: a refusal there is left to a later event of the same call
-    (`{}` now), where the CLI can also end the run.
+    result), "stop" (the run should end) and "context" (text for the session's context at its
+    start) → the JSON object the CLI reads, `MESSAGE` standing for semloop's text; a missing key
+    means the CLI has no such answer and gets `{}`. A field may name several keys (the first one
+    present is used), an event its own answers (`event_answers`). `passes_refusal(event name,
+    tool)`: a refusal there is left to a later event of the same call (`{}` now), where the CLI can
+    also end the run. `refusal_stops`: the CLI ends the run on the refusal, so it is stored as a
+    stop (which the user's next prompt lifts). `session_event`: the CLI's session-start event
+    (hooked only with `install --guidance`), "" if it has none that can add context.
     """
 
-    target: str
-    label: str
-    events: Mapping[str, str]
-    fields: Mapping[str, str | tuple[str, ...]]
-    answers: Mapping[str, Any]
-    user_file: Callable[[], Path]  # the user-scope hooks file
-    project_file: str  # the project-scope hooks file, relative to the project root
-    event_field: str = "hook_event_name"  # where the event name is ("" = the SEMLOOP_HOOK_EVENT env)
-    parse_input: Callable[[Any], Any] = _same  # e.g. a JSON string → object
-    failed: Callable[[dict], str | None] = _no_error  # error text of a failed PostToolUse call
-    response: Callable[[Any], Any] = _same  # the result that identifies the call
-    layout: str = "groups"  # "groups": event → [{matcher, hooks: [entry]}]; "flat": event → [entry]
-    entry: Callable[[str, str], dict] = _command_entry  # (command, event) → the hook entry
-    command_key: str = "command"  # the entry key that holds the command line
-    file_header: Mapping[str, Any] = field(default_factory=dict)  # keys the hooks file must have
-    tool_events: tuple[str, ...] = ("PreToolUse", "PostToolUse")  # events with a tool matcher
-    after_install: str = ""  # one line the installer prints: how the CLI picks the hooks up
-    event_answers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    passes_refusal: Callable[[str, str], bool] = _never
+    __slots__ = ("target", "label", "events", "fields", "answers", "user_file", "project_file", "event_field",
+                 "parse_input", "failed", "response", "layout", "entry", "command_key", "file_header", "tool_events",
+                 "after_install", "event_answers", "passes_refusal", "refusal_stops", "session_event", "project_var",
+                 "native")
+
+    def __init__(self, target: str, label: str, events: Mapping[str, str], fields: Mapping[str, str | tuple[str, ...]],
+                 answers: Mapping[str, Any], *, user_file: Callable[[], Path], project_file: str,
+                 event_field: str = "hook_event_name", parse_input: Callable[[Any], Any] = _same,
+                 failed: Callable[[dict], str | None] = _no_error, response: Callable[[Any], Any] = _same,
+                 layout: str = "groups", entry: Callable[[str, str], dict] = _command_entry,
+                 command_key: str = "command", file_header: Mapping[str, Any] | None = None,
+                 tool_events: tuple[str, ...] = ("PreToolUse", "PostToolUse"), after_install: str = "",
+                 event_answers: Mapping[str, Mapping[str, Any]] | None = None,
+                 passes_refusal: Callable[[str, str], bool] = _never, refusal_stops: bool = False,
+                 session_event: str = "", project_var: str = "", native: bool = False):
+        self.target, self.label, self.events, self.fields, self.answers = target, label, events, fields, answers
+        self.user_file = user_file  # the user-scope hooks file
+        self.project_file = project_file  # the project-scope hooks file, relative to the project root
+        self.event_field = event_field  # where the event name is ("" = the SEMLOOP_HOOK_EVENT env)
+        self.parse_input = parse_input  # e.g. a JSON string → object
+        self.failed = failed  # error text of a failed PostToolUse call
+        self.response = response  # the result that identifies the call
+        self.layout = layout  # "groups": event → [{matcher, hooks: [entry]}]; "flat": event → [entry]
+        self.entry = entry  # (command, event) → the hook entry
+        self.command_key = command_key  # the entry key that holds the command line
+        self.file_header = file_header or {}  # keys the hooks file must have
+        self.tool_events = tool_events  # events with a tool matcher
+        self.after_install = after_install  # one line the installer prints: how the CLI picks the hooks up
+        self.event_answers = event_answers or {}
+        self.passes_refusal = passes_refusal
+        self.refusal_stops = refusal_stops
+        self.session_event = session_event
+        self.project_var = project_var  # the variable the CLI sets to the project root (portable commands)
+        self.native = native
+
+    def __repr__(self) -> str:
+        return f"Dialect({self.target!r})"
 
     @property
     def prefix(self) -> str:
@@ -97,9 +124,82 @@ class Dialect:
         return None
 
 
+def _home(variable: str, default: str) -> Path:
+    """`$variable` (expanded) if the CLI reads one (`variable`), else `~/<default>`."""
+    from pathlib import Path
+
+    base = os.environ.get(variable) if variable else None
+    return Path(base).expanduser() if base else Path.home() / default
+
+
+def _claude_home() -> Path:
+    return _home("CLAUDE_CONFIG_DIR", ".claude")
+
+
+# Claude Code (code.claude.com/docs/en/hooks; checked with the real CLI): the layer's own form.
+# `semloop hook claude-code` hands the event to `claude_code` unchanged; the answers below are the
+# shapes `claude_code.handle_event` gives. Its installer is `hook_install.planned_hooks` (http hooks
+# too), not this table's.
+CLAUDE_CODE = Dialect(
+    target="claude-code", label="Claude Code", native=True,
+    events={e: e for e in ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "UserPromptSubmit",
+                           "SessionEnd", "SubagentStop")},
+    fields={"session_id": "session_id", "tool_name": "tool_name", "tool_input": "tool_input",
+            "tool_response": "tool_response", "error": "error", "agent_id": "agent_id"},
+    answers={
+        "deny": {"continue": False, "stopReason": MESSAGE,
+                 "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                        "permissionDecisionReason": MESSAGE}},
+        "note": {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": MESSAGE}},
+        "stop": {"continue": False, "stopReason": MESSAGE, "suppressOutput": False,
+                 "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": MESSAGE}},
+        "context": {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": MESSAGE}},
+    },
+    session_event="SessionStart", project_var="CLAUDE_PROJECT_DIR",
+    user_file=lambda: _claude_home() / "settings.json", project_file=".claude/settings.json",
+    tool_events=("PreToolUse", "PostToolUse", "PostToolUseFailure"),
+)
+
+
+def _gemini_text(response: Any) -> tuple[str, bool]:
+    from .gemini_cli import response_text  # its regexes: only for Gemini CLI's events
+
+    return response_text(response)
+
+
+def _gemini_error(event: dict) -> str | None:
+    text, failed = _gemini_text(event.get("tool_response"))
+    return text if failed else None
+
+
+# Gemini CLI (geminicli.com/docs/hooks/reference; checked with the real CLI): settings.json
+# `hooks`, the event JSON on stdin. BeforeTool ends the agent loop with `continue: false` +
+# `stopReason` before the tool runs (Gemini shows "Agent execution stopped: ..."), so semloop's
+# refusal there is a stop, kept until the user's next prompt (BeforeAgent). AfterTool's
+# `additionalContext` is appended to the real tool result (inside `<hook_context>`); its
+# `continue: false` ends the loop, the call's result replaced by the stop message. SessionStart's
+# `additionalContext` goes before the first prompt.
+GEMINI = Dialect(
+    target="gemini-cli", label="Gemini CLI",
+    events={"BeforeTool": "PreToolUse", "AfterTool": "PostToolUse", "BeforeAgent": "UserPromptSubmit"},
+    fields={"session_id": "session_id", "tool_name": "tool_name", "tool_input": "tool_input",
+            "tool_response": "tool_response"},
+    answers={"deny": {"continue": False, "stopReason": MESSAGE},
+             "note": {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": MESSAGE}},
+             "stop": {"continue": False, "stopReason": MESSAGE},
+             "context": {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": MESSAGE}}},
+    failed=_gemini_error, response=lambda response: _gemini_text(response)[0], refusal_stops=True,
+    session_event="SessionStart", project_var="GEMINI_PROJECT_DIR",
+    entry=lambda command, event: {"type": "command", "name": "semloop", "command": command,
+                                  "timeout": HOOK_TIMEOUT * 1000},  # Gemini's timeout is in ms
+    tool_events=("BeforeTool", "AfterTool"),
+    user_file=lambda: _home("", ".gemini") / "settings.json", project_file=".gemini/settings.json",
+    after_install="Gemini CLI reads hooks when it starts; the /hooks panel lists them.",
+)
+
+
 def _codex_home() -> Path:
-    base = os.environ.get("CODEX_HOME")
-    return Path(base).expanduser() if base else Path.home() / ".codex"
+    return _home("CODEX_HOME", ".codex")
 
 
 # Codex CLI (openai/codex, codex-rs/hooks/schema/generated/*.command.*.schema.json). Checked with
@@ -107,7 +207,8 @@ def _codex_home() -> Path:
 # the model; `continue: false` is *rejected* on PreToolUse (the hook counts as failed and the call
 # runs), and on PostToolUse it replaces the tool's output with `stopReason` but the turn goes on.
 # So no Codex hook answer ends a turn: the stop is kept, every further call of the session is
-# refused until the user's next prompt.
+# refused until the user's next prompt. PostToolUse `additionalContext` reaches the model as a
+# developer message; SessionStart's `additionalContext` as one before the first prompt.
 CODEX = Dialect(
     target="codex", label="Codex CLI",
     events={"PreToolUse": "PreToolUse", "PostToolUse": "PostToolUse", "UserPromptSubmit": "UserPromptSubmit"},
@@ -118,17 +219,13 @@ CODEX = Dialect(
                                         "permissionDecisionReason": MESSAGE}},
         "note": {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": MESSAGE}},
         "stop": {"continue": False, "stopReason": MESSAGE},
+        "context": {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": MESSAGE}},
     },
+    session_event="SessionStart",
     user_file=lambda: _codex_home() / "hooks.json", project_file=".codex/hooks.json",
     after_install=("Codex CLI runs a new or changed hook only once it is trusted: review and trust "
                    "semloop's hooks with /hooks in the CLI (automation: --dangerously-bypass-hook-trust)."),
 )
-
-
-
-def _openhands_home() -> Path:
-    base = os.environ.get("OH_PERSISTENCE_DIR")
-    return Path(base).expanduser() if base else Path.home() / ".openhands"
 
 
 def _observation_text(observation: Any) -> Any:
@@ -156,7 +253,9 @@ def _openhands_error(event: dict) -> str | None:
 # `Conversation(hook_config=...)`. The event JSON names its event `event_type`; PreToolUse stops an
 # action with `{"decision": "deny", "reason": ...}` (the reason is recorded as the action's block
 # reason). PostToolUse output is not read at all, so semloop's notes cannot reach the model there:
-# the calls are recorded, and the refusal at the limit is what the model gets.
+# the calls are recorded, and the refusal at the limit is what the model gets. No session-start
+# guidance either: its SessionStart hook only observes (the SDK's docs), so the guidance belongs in
+# the agent's own system prompt (`semloop.guidance()`).
 OPENHANDS = Dialect(
     target="openhands", label="OpenHands",
     events={"PreToolUse": "PreToolUse", "PostToolUse": "PostToolUse", "UserPromptSubmit": "UserPromptSubmit"},
@@ -165,14 +264,8 @@ OPENHANDS = Dialect(
             "tool_response": "tool_response"},
     answers={"deny": {"decision": "deny", "reason": MESSAGE}},
     failed=_openhands_error, response=_observation_text,
-    user_file=lambda: _openhands_home() / "hooks.json", project_file=".openhands/hooks.json",
+    user_file=lambda: _home("OH_PERSISTENCE_DIR", ".openhands") / "hooks.json", project_file=".openhands/hooks.json",
 )
-
-
-
-def _copilot_home() -> Path:
-    base = os.environ.get("COPILOT_HOME")
-    return Path(base).expanduser() if base else Path.home() / ".copilot"
 
 
 def _json_or_value(value: Any) -> Any:
@@ -185,12 +278,12 @@ def _json_or_value(value: Any) -> Any:
     return value
 
 
-_SHELL_ID = re.compile(r"<shellId: \d+ ")  # "<shellId: 3 completed with exit code 1>": the id changes per call
-
-
 def _copilot_result(result: Any) -> Any:
     if isinstance(result, dict) and "textResultForLlm" in result:
-        return _SHELL_ID.sub("<shell ", str(result.get("textResultForLlm") or ""))
+        import re
+
+        # "<shellId: 3 completed with exit code 1>": the id changes per call
+        return re.sub(r"<shellId: \d+ ", "<shell ", str(result.get("textResultForLlm") or ""))
     return result
 
 
@@ -215,7 +308,8 @@ def _copilot_entry(command: str, event: str) -> dict:
 # `interrupt: true` ends the run: so a refusal of such a tool is left to permissionRequest. A
 # top-level `additionalContext` of postToolUse reaches the model after the tool's output
 # ("Additional guidance from postToolUse hooks: ..."; the reference says only SDK hooks may change
-# a result, the CLI reads this one from command hooks too).
+# a result, the CLI reads this one from command hooks too), and sessionStart's `additionalContext`
+# reaches it before the first prompt, in prompt mode (-p) too.
 _COPILOT_ASKS = frozenset({"bash", "powershell", "create", "edit", "web_fetch"})  # tools permissionRequest sees
 
 COPILOT = Dialect(
@@ -226,21 +320,18 @@ COPILOT = Dialect(
     fields={"session_id": "sessionId", "tool_name": "toolName", "tool_input": ("toolArgs", "toolInput"),
             "tool_response": "toolResult", "error": "error"},
     answers={"deny": {"permissionDecision": "deny", "permissionDecisionReason": MESSAGE},
-             "note": {"additionalContext": MESSAGE}},
+             "note": {"additionalContext": MESSAGE}, "context": {"additionalContext": MESSAGE}},
+    session_event="sessionStart",
     event_answers={"permissionRequest": {"deny": {"behavior": "deny", "message": MESSAGE, "interrupt": True}},
                    # a failed call's guidance is read from a command hook's stderr with exit code 2
                    "postToolUseFailure": {"note": {STDERR: MESSAGE}}},
     passes_refusal=lambda event, tool: event == "preToolUse" and tool in _COPILOT_ASKS,
     parse_input=_json_or_value, failed=_copilot_error, response=_copilot_result,
     layout="flat", entry=_copilot_entry, command_key="bash", file_header={"version": 1},
-    user_file=lambda: _copilot_home() / "hooks" / "semloop.json", project_file=".github/hooks/semloop.json",
+    user_file=lambda: _home("COPILOT_HOME", ".copilot") / "hooks" / "semloop.json",
+    project_file=".github/hooks/semloop.json",
     after_install="Copilot CLI loads hooks of a trusted folder when a session starts.",
 )
-
-
-
-def _cursor_home() -> Path:
-    return Path.home() / ".cursor"
 
 
 def _cursor_error(event: dict) -> str | None:
@@ -253,7 +344,8 @@ def _cursor_error(event: dict) -> str | None:
 # `~/.cursor/hooks.json`, {"version": 1, "hooks": {"preToolUse": [{"command": ...}]}}; every payload
 # carries `hook_event_name` and `conversation_id`. preToolUse refuses with `permission: "deny"` and
 # `agent_message` (to the model) / `user_message`; postToolUse adds `additional_context` after the
-# tool's result (`tool_output` is a JSON string of the result).
+# tool's result (`tool_output` is a JSON string of the result). No session-start guidance: Cursor's
+# sessionStart is documented, but not run here, and reported rejected by some versions.
 CURSOR = Dialect(
     target="cursor", label="Cursor",
     events={"preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "postToolUseFailure": "PostToolUseFailure",
@@ -264,11 +356,12 @@ CURSOR = Dialect(
              "note": {"additional_context": MESSAGE}},
     parse_input=_json_or_value, response=_json_or_value, failed=_cursor_error,
     layout="flat", entry=lambda command, event: {"command": command, "timeout": HOOK_TIMEOUT},
-    file_header={"version": 1}, user_file=lambda: _cursor_home() / "hooks.json", project_file=".cursor/hooks.json",
+    file_header={"version": 1}, user_file=lambda: _home("", ".cursor") / "hooks.json",
+    project_file=".cursor/hooks.json",
     after_install="Cursor reloads hooks.json itself; the Hooks tab of Cursor Settings lists them.",
 )
 
-DIALECTS: dict[str, Dialect] = {d.target: d for d in (CODEX, COPILOT, CURSOR, OPENHANDS)}
+DIALECTS: dict[str, Dialect] = {d.target: d for d in (CLAUDE_CODE, GEMINI, CODEX, COPILOT, CURSOR, OPENHANDS)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,6 +428,16 @@ def _fill(template: Any, message: str) -> Any:
     return template
 
 
+def answer_for(dialect: Dialect, kind: str, message: str, event: str = "") -> dict:
+    """The CLI's answer of `kind` ("deny", "note", "stop", "context") to its `event`; `{}` where
+    it has none. A "stop" the CLI cannot say is said as a note."""
+    answers = {**dialect.answers, **dialect.event_answers.get(event, {})}
+    template = answers.get(kind)
+    if template is None and kind == "stop":
+        template = answers.get("note")
+    return {} if template is None else _fill(template, message)
+
+
 def from_claude_reply(dialect: Dialect, reply: Any, event: str = "", tool: str = "") -> dict:
     """The Claude Code hook's answer → the CLI's answer to its `event` (`{}`: go on as if no hook
     ran)."""
@@ -344,179 +447,55 @@ def from_claude_reply(dialect: Dialect, reply: Any, event: str = "", tool: str =
     kind, message = verdict
     if kind == "deny" and dialect.passes_refusal(event, tool):
         return {}  # the stop is stored: the call's next event refuses it (and ends the run)
-    answers = {**dialect.answers, **dialect.event_answers.get(event, {})}
-    template = answers.get(kind)
-    if template is None and kind == "stop":  # no way to say "stop" here: say it as a note
-        template = answers.get("note")
-    return {} if template is None else _fill(template, message)
+    return answer_for(dialect, kind, message, event)
 
 
-def handle(dialect: Dialect, stdin_text: str, args: Any) -> dict:
-    """One hook event of `dialect`'s CLI (its stdin) → the JSON object to print. May raise."""
-    from .gemini_cli import (
-        _claude_hook,  # runs the Claude Code hook command on one event
-    )
+def handle(dialect: Dialect, stdin_text: str, args: Any, budget: Any = None) -> dict:
+    """One hook event of `dialect`'s CLI (its stdin) → the JSON object to print. May raise. Every
+    wait comes out of `budget` (`hook_protocol.Budget`), the Claude Code hook's included."""
+    from . import claude_code
+    from .hook_protocol import Budget
 
+    budget = budget or Budget.for_hook(getattr(args, "server_timeout", None))
     event = json.loads(stdin_text)
+    if not isinstance(event, dict):
+        raise ValueError("hook input is not a JSON object")
+    name = str(event_name(dialect, event))
+    if dialect.session_event and name == dialect.session_event:
+        text = claude_code._guidance_text(getattr(args, "config", None)) if getattr(args, "guidance", False) else None
+        return {} if text is None else answer_for(dialect, "context", text, name)
     translated = to_claude_event(dialect, event)
     if translated is None:
         return {}
-    return from_claude_reply(dialect, _claude_hook(translated, args), str(event_name(dialect, event)),
-                             str(translated.get("tool_name") or ""))
+    reply = json.loads(claude_code.answer(json.dumps(translated, ensure_ascii=False), args, budget) or "{}")
+    out = from_claude_reply(dialect, reply, name, str(translated.get("tool_name") or ""))
+    if dialect.refusal_stops and translated["hook_event_name"] == "PreToolUse" and out:
+        _mark_stopped(translated["session_id"], getattr(args, "db", None), budget)
+    return out
+
+
+def _mark_stopped(key: str, db: str | None, budget: Any = None) -> None:
+    """Claude Code goes on after a PreToolUse denial, so its hook keeps no stop for it; a CLI whose
+    refusal ends the run (`refusal_stops`) stores it as a stop, which the user's next prompt lifts."""
+    from .claude_code import _store
+
+    store = _store(db, budget=budget)
+    try:
+        with store.transaction(key) as txn:
+            if txn.state is not None:
+                txn.state.stop(txn.state.steps_seen)  # the refused call: the step it would have been
+    finally:
+        store.close()
 
 
 def cmd_hook(args: Any) -> int:
     """`semloop hook <target>`: exits 0 (2 for an answer the CLI reads from stderr); any error
     prints `{}` (allow) and one stderr line."""
+    dialect = DIALECTS[args.target]
+    if dialect.native:
+        from .claude_code import cmd_hook as claude_hook
+
+        return claude_hook(args)
     from .hook_protocol import answer_hook
 
-    return answer_hook(lambda data: handle(DIALECTS[args.target], data, args), STDERR)
-
-
-# ---------------------------------------------------------------------------------------------
-# install / uninstall
-# ---------------------------------------------------------------------------------------------
-
-
-def is_semloop_command(dialect: Dialect, command: Any) -> bool:
-    return isinstance(command, str) and bool(
-        re.search(rf"\bsemloop\b.*\bhook\s+{re.escape(dialect.target)}(\s|$)", command))
-
-
-def hooks_path(dialect: Dialect, scope: str, cwd: str | Path | None = None) -> Path:
-    if scope == "user":
-        return dialect.user_file()
-    if scope == "project":
-        return Path(cwd or os.getcwd()) / dialect.project_file
-    raise ValueError(f"{dialect.label} hooks scope must be user or project, got {scope!r}")
-
-
-def hook_command(dialect: Dialect, config: str | None = None, db: str | None = None) -> str:
-    """The same absolute program and options as the Claude Code hook's command, our target."""
-    from .claude_code import hook_command as claude_hook_command
-
-    parts = shlex.split(claude_hook_command(config, db))
-    parts[parts.index("claude-code")] = dialect.target
-    return " ".join(shlex.quote(p) for p in parts)
-
-
-def _entries(dialect: Dialect, items: list) -> list[tuple[list, int]]:
-    """(list, index) of every hook entry under one event, whatever the layout."""
-    if dialect.layout == "flat":
-        return [(items, i) for i in range(len(items))]
-    found = []
-    for item in items:
-        entries = item.get("hooks") if isinstance(item, dict) else None
-        if isinstance(entries, list):
-            found += [(entries, i) for i in range(len(entries))]
-    return found
-
-
-def _ours(dialect: Dialect, entry: Any) -> bool:
-    return isinstance(entry, dict) and is_semloop_command(dialect, entry.get(dialect.command_key))
-
-
-def add_hooks(dialect: Dialect, settings: dict, command: str) -> bool:
-    """Our entry under every event of the dialect (in place): updated if there, never duplicated;
-    other hooks are kept. Returns True if anything changed."""
-    before = json.dumps(settings, sort_keys=True)
-    for key, value in dialect.file_header.items():
-        settings.setdefault(key, value)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError("the hooks file's 'hooks' is not an object")
-    for event in dialect.events:
-        items = hooks.setdefault(event, [])
-        if not isinstance(items, list):
-            raise ValueError(f"the hooks file's 'hooks.{event}' is not a list")
-        want = dialect.entry(command, event)
-        ours = [(entries, i) for entries, i in _entries(dialect, items) if _ours(dialect, entries[i])]
-        if ours:
-            entries, i = ours[0]
-            entries[i] = want
-            continue
-        if dialect.layout == "flat":
-            items.append(want)
-        elif event in dialect.tool_events:
-            items.append({"matcher": "*", "hooks": [want]})
-        else:
-            items.append({"hooks": [want]})
-    return json.dumps(settings, sort_keys=True) != before
-
-
-def remove_hooks(dialect: Dialect, settings: dict) -> bool:
-    """Remove every semloop entry (in place); drop groups and events left empty by that."""
-    from .hook_protocol import without_ours
-
-    hooks = settings.get("hooks")
-    if not isinstance(hooks, dict):
-        return False
-    changed = False
-    for event in list(hooks):
-        items = hooks[event]
-        if not isinstance(items, list):
-            continue
-        kept, dropped = without_ours(items, lambda e: _ours(dialect, e), flat=dialect.layout == "flat")
-        changed |= dropped
-        if kept:
-            hooks[event] = kept
-        elif items:
-            del hooks[event]
-    if changed and not hooks:
-        del settings["hooks"]
-    return changed
-
-
-def _path(dialect: Dialect, args: Any) -> Path:
-    if getattr(args, "settings", None):
-        return Path(args.settings).expanduser()
-    return hooks_path(dialect, getattr(args, "scope", "user"))
-
-
-def cmd_install(args: Any) -> int:
-    from .claude_code import edit_settings
-
-    dialect = DIALECTS[args.target]
-    if getattr(args, "hooks", None) == "http":
-        raise ValueError(f"--hooks http is for Claude Code; {dialect.label} runs command hooks only")
-    path = _path(dialect, args)
-    command = hook_command(dialect, getattr(args, "config", None), getattr(args, "db", None))
-    changed, backup = edit_settings(path, lambda settings: add_hooks(dialect, settings, command))
-    if not changed:
-        print(f"semloop: already installed in {path}")
-        return 0
-    print(f"semloop: {dialect.label} hooks for {', '.join(dialect.events)} written to {path}")
-    print(f"  command: {command}")
-    if backup:
-        print(f"  backup:  {backup}")
-    if dialect.after_install:
-        print(f"  {dialect.after_install}")
-    return 0
-
-
-def cmd_uninstall(args: Any) -> int:
-    from .claude_code import edit_settings
-
-    dialect = DIALECTS[args.target]
-    path = _path(dialect, args)
-    changed, backup = edit_settings(path, lambda settings: remove_hooks(dialect, settings))
-    if not changed:
-        print(f"semloop: no semloop hooks in {path}")
-        return 0
-    print(f"semloop: hooks removed from {path}" + (f" (backup: {backup})" if backup else ""))
-    return 0
-
-
-def register_targets(targets: dict) -> None:
-    """Add the dialects to the `hook` / `install` / `uninstall` targets (`claude_code.INSTALL_TARGETS`)."""
-    from .claude_code import InstallTarget
-
-    for d in DIALECTS.values():
-        targets.setdefault(d.target, InstallTarget(
-            __name__, f"user ({_display(d.user_file())}) or project ({d.project_file})"))
-
-
-def _display(path: Path) -> str:
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home):] if text.startswith(home + os.sep) else text
+    return answer_hook(lambda data: handle(dialect, data, args), STDERR)

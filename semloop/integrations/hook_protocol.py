@@ -4,7 +4,7 @@ paths, the wire protocol, the build identity a server must match.
 Imports go one way: the hook command (`claude_code`, the client) and the server (`hook_server`,
 which runs `claude_code.run_hook`) both import this module, which imports neither.
 
-- **Client** (`request`, called by `claude_code.cmd_hook`; `ensure_server` at SessionStart):
+- **Client** (`request`, called by `claude_code.answer`; `ensure_server` at SessionStart):
   sends the raw event, the resolved `--config`/`--db` and its `SEMLOOP_*` environment to the
   socket, waits for the reply (bounded by a timeout) and returns it. No server listening → it
   starts one in the background (never waiting for it) and returns None: the caller handles this
@@ -26,7 +26,10 @@ import os
 import socket
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (the client starts faster)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 PROTOCOL = 1
 MAX_REQUEST = 32 << 20  # bytes; a bigger event is handled in-process by the client
@@ -44,8 +47,10 @@ IN_PROCESS_RESERVE = 1.5  # seconds of the budget kept for handling the event in
 SPAWN_THROTTLE = 2.0  # seconds between two attempts to start a server on the same socket
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
 # Environment read by the client itself (resolved there), not compared with the server's.
+# (SEMLOOP_HOOK_EVENT: the event name a Copilot CLI hook entry sets for its command, read by the
+# client's translation; were it compared, the server would answer no Copilot hook.)
 _CLIENT_ENV = frozenset({"SEMLOOP_SOCKET", "SEMLOOP_HOOK_SERVER", "SEMLOOP_CONFIG", "SEMLOOP_DB",
-                         "SEMLOOP_HOOK_TOKEN", "SEMLOOP_HOOK_BUDGET"})
+                         "SEMLOOP_HOOK_TOKEN", "SEMLOOP_HOOK_BUDGET", "SEMLOOP_HOOK_EVENT"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,17 +64,18 @@ def enabled() -> bool:
     return flag not in ("0", "false", "no", "off") and hasattr(socket, "AF_UNIX")
 
 
-def _default_db():
-    from .store import default_path
-
-    return default_path()
+def _default_db() -> str:
+    """`store.default_path()`, without importing the store (the client sends the path, the server
+    opens it): `$SEMLOOP_DB`, else `<cache dir>/state.sqlite3`."""
+    env = os.environ.get("SEMLOOP_DB")
+    return os.path.expanduser(env) if env else os.path.join(cache_dir(), "state.sqlite3")
 
 
 def cache_dir() -> str:
-    """The directory of semloop's default state database (`store.cache_dir`)."""
-    from .store import cache_dir as store_cache_dir
-
-    return str(store_cache_dir())
+    """The directory of semloop's default state database, `store.cache_dir()` (computed here: the
+    client imports no more than it needs; tests/test_hook_cli.py checks that both agree)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "semloop")
 
 
 def _uid() -> int:
@@ -104,7 +110,7 @@ class Budget:
         return max(0.0, self.end - time.monotonic())
 
     @classmethod
-    def for_hook(cls, server_timeout: float | None = None) -> "Budget":
+    def for_hook(cls, server_timeout: float | None = None) -> Budget:
         """A hook process's budget: `$SEMLOOP_HOOK_BUDGET` or `HOOK_BUDGET` seconds, made longer
         only by waits asked for explicitly (`--server-timeout`, `$SEMLOOP_DB_TIMEOUT`), which then
         fit in it whole; the settings file's `timeout` must then be raised as well."""
