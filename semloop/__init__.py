@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .verdict import LoopStopped, Signal, Verdict
 
 # name → the module that defines it, imported on first use (the hook client needs none of them)
-_LAZY = {"LoopGuard": ".guard", "Config": ".config", "Thresholds": ".config", "Verdict": ".verdict", "Signal": ".verdict",
-         "LoopStopped": ".verdict"}
+_LAZY = {"LoopGuard": ".guard", "Config": ".config", "Thresholds": ".config", "Verdict": ".verdict",
+         "Signal": ".verdict", "LoopStopped": ".verdict"}
 
 __all__ = ["LoopGuard", "Config", "Thresholds", "Verdict", "Signal", "LoopStopped", "guidance", "scan"]
 __version__ = "0.1.0"
