@@ -123,7 +123,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             results = (scan_trace(trace, config) for trace in traces)
         else:
             results = iter_scan(traces, config, jobs=args.jobs)
-        pairs = zip(traces, results)
+        pairs = zip(traces, results, strict=True)
     seen: list[ScanResult] = []
     for trace, result in pairs:
         seen.append(result)
@@ -215,9 +215,11 @@ def _add_report_parser(sub) -> None:
     p.add_argument("--trace", action="append", default=[], metavar="ID",
                    help="only the trace(s) with this id (repeatable; default: every trace)")
     p.add_argument("--out", default="report.html", metavar="PATH",
-                   help="the HTML file to write (default: report.html; missing folders are created, and named on stderr)")
-    p.add_argument("--png", metavar="DIR", help="also write each trace's heatmaps as DIR/<trace id>.png (needs matplotlib: "
-                                                f"{install_hint('bench')})")
+                   help="the HTML file to write (default: report.html; missing folders are created, "
+                        "and named on stderr)")
+    p.add_argument("--png", metavar="DIR",
+                   help="also write each trace's heatmaps as DIR/<trace id>.png "
+                        f"(needs matplotlib: {install_hint('bench')})")
     p.add_argument("--title", default="semloop report", help="page title")
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=format_help())
@@ -283,7 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_detector_args(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help=format_help())
     p.add_argument("--json", action="store_true", help="one JSON object per trace per line on stdout")
-    p.add_argument("--skip-invalid", action="store_true", help="report bad lines (and empty files) on stderr and skip them")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="report bad lines (and empty files) on stderr and skip them")
     p.add_argument("--fail-on", choices=("warn", "stop"), help=FAIL_ON_HELP)
     p.add_argument("--per-agent", action="store_true", help=_PER_AGENT_HELP)
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")

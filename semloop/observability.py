@@ -192,7 +192,8 @@ def _items(format: str, where: str, obj: Any, skip: Any) -> Iterator[tuple[str, 
             if not isinstance(resource, dict):
                 skip(TraceError(f"{at} must be an object, got {_type_name(resource)}"))
                 continue
-            scopes = resource.get("scopeSpans", resource.get("scope_spans", resource.get("instrumentationLibrarySpans")))
+            scopes = resource.get("scopeSpans",
+                                  resource.get("scope_spans", resource.get("instrumentationLibrarySpans")))
             for s, scope in enumerate(_list(scopes, f"{at}.scopeSpans", skip)):
                 if not isinstance(scope, dict):
                     skip(TraceError(f"{at}.scopeSpans[{s}] must be an object, got {_type_name(scope)}"))
@@ -245,7 +246,8 @@ def _tool_result(value: Any) -> Any:
     value = _json_value(value)
     if isinstance(value, dict):  # plain, serialized ({"lc": 1, "kwargs": ...}) or message_to_dict ({"data": ...})
         kwargs = value.get("kwargs") if value.get("type") == "constructor" else value.get("data", value)
-        if isinstance(kwargs, dict) and "content" in kwargs and ("tool_call_id" in kwargs or kwargs.get("type") == "tool"):
+        if (isinstance(kwargs, dict) and "content" in kwargs
+                and ("tool_call_id" in kwargs or kwargs.get("type") == "tool")):
             value = kwargs["content"]
     if isinstance(value, str):
         value = _without_notes(value)

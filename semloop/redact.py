@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from functools import partial
-from typing import Any, Iterable, TypeVar
+from typing import Any, TypeVar
 
 _SECRET_WORD = (r"passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
                 r"credentials?|auth[_-]?key")
@@ -76,24 +77,24 @@ _MARK = "redacted:"
 MAX_WORD_CHARS = 64  # a stored word (entity, call or result word, fact): longer ones are `bounded`
 MAX_TOOL_CHARS = 128  # a stored tool name
 
-T = TypeVar("T", tuple, frozenset)
+T = TypeVar("T", tuple[str, ...], frozenset[str])
 
 
 def _digest(secret: str) -> str:
     return _MARK + hashlib.blake2b(secret.encode("utf-8", errors="replace"), digest_size=4).hexdigest()
 
 
-def _token(match: re.Match) -> str:
+def _token(match: re.Match[str]) -> str:
     text = match.group()
     return text if _ID_LIKE.fullmatch(text) else _digest(text)
 
 
-def _inside_word(match: re.Match) -> bool:
+def _inside_word(match: re.Match[str]) -> bool:
     before = match.string[match.start() - 1] if match.start() else " "
     return before.isalnum() or before in "_.-"
 
 
-def _context(match: re.Match, whole_word: bool = False) -> str:
+def _context(match: re.Match[str], whole_word: bool = False) -> str:
     """The match with its value (the `dq`, `sq` or `bare` group) replaced by its digest; as it is
     when the value is a number, a flag or done already, or the match starts inside a word (for
     `whole_word` rules, and the short names pwd / auth / pass)."""
@@ -121,7 +122,7 @@ def redact_text(text: str) -> str:
     text = _CANDIDATE.sub(lambda run: _TOKEN.sub(_token, run.group()), text)
     low = text.lower()
     if any(hint in low for hint in _HINTS):
-        for pattern, whole in zip(_CONTEXT, _WHOLE_WORD):
+        for pattern, whole in zip(_CONTEXT, _WHOLE_WORD, strict=True):
             text = pattern.sub(partial(_context, whole_word=whole), text)
     if "://" in text:
         text = _URL_PASSWORD.sub(_context, text)

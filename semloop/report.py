@@ -23,9 +23,10 @@ import html
 import re
 import struct
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from .config import Config
 from .messages import install_hint
@@ -61,11 +62,11 @@ class TraceReport(FlaggedSteps):
     call_similarity: Any  # (m, m) float32 array, m <= MAX_CELLS
     result_similarity: Any
     bin_size: int  # steps per heatmap cell (1 unless pooled)
-    label: dict | None
+    label: dict[str, Any] | None
+    events: tuple[Verdict, ...] = field(init=False, repr=False, compare=False)  # the non-allow verdicts
 
-    @property
-    def events(self) -> tuple[Verdict, ...]:
-        return tuple(s.verdict for s in self.steps if s.verdict.action != "allow")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "events", tuple(s.verdict for s in self.steps if s.verdict.action != "allow"))
 
     @property
     def wasted(self) -> int:
@@ -98,7 +99,7 @@ def analyze_trace(trace: Trace, config: Config | None = None, embedder=None, sou
     config = config or Config()
     guard = LoopGuard(config, embedder=embedder)
     views, call_texts, sketches = [], [], []
-    for i, (step, verdict) in enumerate(zip(trace.steps, replay(trace, guard))):
+    for i, (step, verdict) in enumerate(zip(trace.steps, replay(trace, guard), strict=True)):
         values = features.call_values(step.input)
         call_texts.append(features.call_text(step.tool, values, config.max_text_chars))
         text = features.render_value(step.output)
@@ -249,18 +250,22 @@ _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
 header{background:#1d2430;color:#fff;padding:18px 28px}header h1{margin:0;font-size:20px}
 header p{margin:4px 0 0;color:#c5cbd6;font-size:13px}main{padding:18px 28px}
-table{border-collapse:collapse;background:#fff}th,td{padding:4px 8px;border-bottom:1px solid #e3e6eb;text-align:left;vertical-align:top}
+table{border-collapse:collapse;background:#fff}
+th,td{padding:4px 8px;border-bottom:1px solid #e3e6eb;text-align:left;vertical-align:top}
 th{background:#eef0f4;font-weight:600;position:sticky;top:0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 section.trace{background:#fff;border:1px solid #dde1e7;border-radius:6px;margin:22px 0;padding:14px 18px}
 section.trace h2{margin:0 0 6px;font-size:17px}.facts{color:#4a5566;margin:0 0 10px}
-.maps{display:flex;flex-wrap:wrap;gap:24px;margin:8px 0 14px}figure{margin:0}figcaption{font-size:12px;color:#4a5566;max-width:380px}
+.maps{display:flex;flex-wrap:wrap;gap:24px;margin:8px 0 14px}
+figure{margin:0}figcaption{font-size:12px;color:#4a5566;max-width:380px}
 svg.heatmap{background:#fff;cursor:crosshair}.hover{font-size:12px;color:#1d2430;min-height:16px}
 .timeline{max-height:560px;overflow:auto;border:1px solid #e3e6eb}.timeline table{width:100%;font-size:13px}
-td.input{min-width:180px;max-width:340px}td.result{min-width:260px;max-width:520px}tr.warn{background:#fff4d6}tr.stop{background:#fde0dd}tr.error td.result{color:#a1260d}
+td.input{min-width:180px;max-width:340px}td.result{min-width:260px;max-width:520px}
+tr.warn{background:#fff4d6}tr.stop{background:#fde0dd}tr.error td.result{color:#a1260d}
 .badge{display:inline-block;border-radius:3px;padding:0 5px;font-size:12px;font-weight:600;color:#fff}
 .badge.warn{background:#d08700}.badge.stop{background:#c62828}.badge.err{background:#8d3b2f}
 .badge.caught,.badge.quiet{background:#2e7d32}.badge.missed,.badge.false-alarm{background:#c62828}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}.digest{font:11px ui-monospace,monospace;padding:0 4px;border-radius:3px;color:#fff}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+.digest{font:11px ui-monospace,monospace;padding:0 4px;border-radius:3px;color:#fff}
 .signal{white-space:nowrap;font-size:12px}details{font-size:12px;color:#4a5566}.legend{font-size:12px;color:#4a5566}
 label.filter{font-size:13px;margin-left:12px}section.trace.only-flagged tr.allow{display:none}
 """
@@ -271,13 +276,18 @@ document.querySelectorAll('svg.heatmap').forEach(function (svg) {
   var values = atob(svg.dataset.values), out = svg.parentNode.querySelector('.hover');
   function cell(e) {
     var r = svg.getBoundingClientRect(), scale = r.width / size;
-    var x = Math.floor((e.clientX - r.left) / scale / (size / cells)), y = Math.floor((e.clientY - r.top) / scale / (size / cells));
+    var x = Math.floor((e.clientX - r.left) / scale / (size / cells)),
+        y = Math.floor((e.clientY - r.top) / scale / (size / cells));
     return (x < 0 || y < 0 || x >= cells || y >= cells) ? null : [y, x];
   }
-  function steps(c) { var a = c * bin, b = Math.min(n, a + bin) - 1; return a === b ? 'step ' + a : 'steps ' + a + '–' + b; }
+  function steps(c) {
+    var a = c * bin, b = Math.min(n, a + bin) - 1;
+    return a === b ? 'step ' + a : 'steps ' + a + '–' + b;
+  }
   svg.addEventListener('mousemove', function (e) {
     var c = cell(e); if (!c) return;
-    out.textContent = steps(c[0]) + ' × ' + steps(c[1]) + ': ' + (values.charCodeAt(c[0] * cells + c[1]) / 255).toFixed(2);
+    out.textContent = steps(c[0]) + ' × ' + steps(c[1]) + ': '
+      + (values.charCodeAt(c[0] * cells + c[1]) / 255).toFixed(2);
   });
   svg.addEventListener('click', function (e) {
     var c = cell(e); if (!c) return;
@@ -317,13 +327,16 @@ def _heatmap_svg(matrix: Any, report: TraceReport, anchor: str, kind: str, size:
         colour = "#c62828" if v.action == "stop" else "#f0a000"
         marks.append(f'<line class="mark {v.action}" data-step="{v.step}" x1="{pos:.1f}" y1="{size + 2}" '
                      f'x2="{pos:.1f}" y2="{size + 9}" stroke="{colour}" stroke-width="2"/>'
-                     f'<line x1="{size + 2}" y1="{pos:.1f}" x2="{size + 9}" y2="{pos:.1f}" stroke="{colour}" stroke-width="2"/>')
+                     f'<line x1="{size + 2}" y1="{pos:.1f}" x2="{size + 9}" y2="{pos:.1f}" '
+                     f'stroke="{colour}" stroke-width="2"/>')
     onset = (report.label or {}).get("onset")
-    if isinstance(onset, int) and not isinstance(onset, bool) and 0 <= onset < n and (report.label or {}).get("loop"):
+    if (isinstance(onset, int) and not isinstance(onset, bool) and 0 <= onset < n
+            and (report.label or {}).get("loop")):
         pos = onset // report.bin_size * scale
         marks.append(f'<line class="onset" x1="{pos:.1f}" y1="0" x2="{pos:.1f}" y2="{size}" stroke="#fff" '
                      f'stroke-dasharray="4 3" stroke-width="1"/>')
-    return (f'<svg class="heatmap" data-kind="{kind}" data-trace="{anchor}" data-steps="{n}" data-bin="{report.bin_size}" '
+    return (f'<svg class="heatmap" data-kind="{kind}" data-trace="{anchor}" data-steps="{n}" '
+            f'data-bin="{report.bin_size}" '
             f'data-cells="{cells}" data-size="{size}" data-values="{values}" width="{size + 10}" height="{size + 10}" '
             f'viewBox="0 0 {size + 10} {size + 10}" xmlns="http://www.w3.org/2000/svg" role="img" '
             f'aria-label="{kind} similarity of {n} steps">'
@@ -427,7 +440,8 @@ def render_html(reports: Sequence[TraceReport], title: str = "semloop report", c
         counts = {o: outcomes.count(o) for o in ("caught", "missed", "false alarm", "quiet") if o in outcomes}
         tally = " · labeled: " + ", ".join(f"{c} {o}" for o, c in counts.items())
     sub = (f"{len(reports)} trace(s), {flagged} flagged{tally} · detector {_e(config.detector)}, "
-           f"call_threshold {config.call_threshold:g}, result_threshold {config.result_threshold:g} · semloop {__version__}")
+           f"call_threshold {config.call_threshold:g}, result_threshold {config.result_threshold:g} "
+           f"· semloop {__version__}")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import sys
 import types
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import features
 from .config import Config
@@ -25,6 +26,9 @@ from .embeddings import Embedder, load_embedder
 from .guard import LoopGuard
 from .traces import Trace, TraceError, parse_trace
 from .verdict import FlaggedSteps, Verdict
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -62,18 +66,18 @@ class PrecomputedEmbedder:
     """Vectors embedded ahead of time, looked up by text; a text that was not precomputed goes to
     `fallback` (never the case when the texts came from `features.call_text` of the same steps)."""
 
-    def __init__(self, table: dict[str, Any], fallback: Embedder):
+    def __init__(self, table: dict[str, np.ndarray], fallback: Embedder):
         self.table = table
         self.fallback = fallback
 
-    def __call__(self, texts: Sequence[str]):
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 1 and texts[0] in self.table:
             return self.table[texts[0]][None, :]
         import numpy as np
 
         missing = [t for t in texts if t not in self.table]
         if missing:
-            self.table.update(zip(missing, self.fallback(missing)))
+            self.table.update(zip(missing, self.fallback(missing), strict=True))
         return np.stack([self.table[t] for t in texts])
 
 
@@ -92,12 +96,12 @@ def scan_chunk(traces: Sequence[Trace], config: Config, embedder: Embedder | Non
         base = embedder or load_embedder(config.embedding, config.model_path)
         raw = getattr(base, "embed", base)  # the model itself, not the shared per-text LRU
         texts = list(dict.fromkeys(t for trace in traces for t in call_texts(trace, config)))
-        table = dict(zip(texts, raw(texts))) if texts else {}
+        table = dict(zip(texts, raw(texts), strict=True)) if texts else {}
         lookup = PrecomputedEmbedder(table, base)
     return [scan_trace(trace, config, embedder=lookup) for trace in traces]
 
 
-def iter_scan(traces: Iterable[Trace | dict | str], config: Config | None = None, *,
+def iter_scan(traces: Iterable[Trace | dict[str, Any] | str], config: Config | None = None, *,
               embedder: Embedder | None = None, jobs: int = 1, batch_steps: int = BATCH_STEPS) -> Iterator[ScanResult]:
     """`ScanResult`s of `traces` (Trace objects, trace dicts or JSONL lines), in input order.
 
@@ -140,7 +144,7 @@ TRACE_COLUMNS = ("text", "trace", "json", "line")
 
 
 def scan_batch(batch: Any, config: Config | None = None, *, embedder: Embedder | None = None,
-               column: str | None = None) -> dict[str, list]:
+               column: str | None = None) -> dict[str, list[Any]]:
     """One batch of trace JSON → one batch of results (see `scan`)."""
     columns = list(batch.columns) if hasattr(batch, "columns") else list(batch)
     name = column or next((c for c in TRACE_COLUMNS if c in columns), None)
@@ -159,8 +163,9 @@ def scan_batch(batch: Any, config: Config | None = None, *, embedder: Embedder |
             traces.append(None)
             errors.append(str(exc))
     good = iter(scan_chunk([t for t in traces if t is not None], config or Config(), embedder))
-    out: dict[str, list] = {k: [] for k in ("id", "steps", "flagged", "first_warn", "first_stop", "result", "error")}
-    for trace, error in zip(traces, errors):
+    out: dict[str, list[Any]] = {k: [] for k in (
+        "id", "steps", "flagged", "first_warn", "first_stop", "result", "error")}
+    for trace, error in zip(traces, errors, strict=True):
         r = next(good) if trace is not None else None
         out["id"].append(r.id if r else None)
         out["steps"].append(r.steps if r else 0)
@@ -172,7 +177,7 @@ def scan_batch(batch: Any, config: Config | None = None, *, embedder: Embedder |
     return out
 
 
-def _as_trace(value: Trace | dict | str, index: int) -> Trace:
+def _as_trace(value: Trace | dict[str, Any] | str, index: int) -> Trace:
     return value if isinstance(value, Trace) else parse_trace(value, f"trace {index}")
 
 

@@ -62,7 +62,7 @@ def dumps(value: Any) -> bytes:
     classes = {cls: name for name, cls in _classes().items()}
     fields = {cls: [f.name for f in dataclasses.fields(cls)] for cls in classes}
 
-    def pack(arr: "np.ndarray") -> tuple[int, str]:
+    def pack(arr: np.ndarray) -> tuple[int, str]:
         arr = np.ascontiguousarray(arr)
         if arr.dtype.byteorder == ">":
             arr = arr.astype(arr.dtype.newbyteorder("<"))
@@ -163,18 +163,19 @@ def _loads(blob: bytes) -> Any:
     classes = _classes()
     fields = {name: dataclasses.fields(cls) for name, cls in classes.items()}
 
-    def array(index: Any, dtype: Any) -> "np.ndarray":
+    def array(index: Any, dtype: Any) -> np.ndarray:
         if dtype not in _DTYPES or not isinstance(index, int) or not 0 <= index < len(arrays):
             raise StateFormatError(f"bad array reference {index!r} / {dtype!r}")
-        return np.frombuffer(arrays[index], dtype=np.dtype(dtype)).copy()  # writable, owns its memory
+        return np.copy(np.frombuffer(arrays[index], dtype=np.dtype(dtype)))  # writable, owns its memory
 
-    def dataclass(v: dict) -> Any:
+    def dataclass(v: dict[str, Any]) -> Any:
         name = v["$dc"]
         cls = classes.get(name)
         if cls is None:
             raise StateFormatError(f"unknown class {name!r}")
         stored = v["f"]
-        kwargs, late = {}, {}
+        kwargs: dict[str, Any] = {}
+        late: dict[str, Any] = {}
         for f in fields[name]:
             if f.name in stored:
                 (kwargs if f.init else late)[f.name] = stored[f.name]
@@ -185,18 +186,18 @@ def _loads(blob: bytes) -> Any:
             setattr(obj, key, value)
         return obj  # fields this build does not know are ignored (defaults cover new ones)
 
-    def int_tuple(v: dict) -> tuple:
+    def int_tuple(v: dict[str, Any]) -> tuple[int, ...]:
         index, code = v["$ti"], {"<u4": "I", "<i8": "q"}.get(v["dt"])
         if code is None or not isinstance(index, int) or not 0 <= index < len(arrays):
             raise StateFormatError(f"bad int tuple {index!r} / {v['dt']!r}")
         return struct.unpack(f"<{len(arrays[index]) // struct.calcsize(code)}{code}", arrays[index])
 
-    def scalar(v: dict) -> Any:
+    def scalar(v: dict[str, Any]) -> Any:
         if v["$np"] not in _DTYPES:
             raise StateFormatError(f"bad scalar dtype {v['$np']!r}")
         return np.dtype(v["$np"]).type(v["v"])
 
-    def deq(v: dict) -> deque:
+    def deq(v: dict[str, Any]) -> deque[Any]:
         maxlen = v.get("max")
         return deque(v["$dq"], maxlen=None if maxlen is None else int(maxlen))
 
@@ -217,7 +218,7 @@ def _loads(blob: bytes) -> Any:
         "$float": lambda v: float(v["$float"]),
     }
 
-    def hook(v: dict) -> Any:
+    def hook(v: dict[str, Any]) -> Any:
         # JSON objects are decoded bottom-up by the parser: a tagged one becomes its value; an
         # untagged one is the field map of the "$dc" around it (plain dicts are always "$d")
         for tag in v:

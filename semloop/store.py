@@ -29,10 +29,11 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .messages import install_hint
 
@@ -45,6 +46,7 @@ REDIS_PREFIX = "semloop:session:"
 UPDATE_RETRIES = 64  # Redis: optimistic attempts before giving up on a contended session
 
 Updater = Callable[[Any], Any]
+_R = TypeVar("_R")
 
 
 class StoreError(RuntimeError):
@@ -198,7 +200,7 @@ class _Store:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "_Store":
+    def __enter__(self) -> _Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -206,6 +208,16 @@ class _Store:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
+
+    # what each store implements (the rest of `SessionStore`); the methods above are built on them
+    def update(self, key: str, fn: Updater) -> Any:
+        raise NotImplementedError
+
+    def expire(self, older_than: float | None = None) -> int:
+        raise NotImplementedError
+
+    def list(self) -> list[SessionInfo]:
+        raise NotImplementedError
 
 
 _REPORTED: set[tuple[str, str]] = set()  # (store URL, session) already said to be foreign
@@ -232,7 +244,7 @@ def _short(value: Any) -> str:
 
 # -- memory -------------------------------------------------------------------------------------
 
-_MEMORY: dict[str, "MemoryStore"] = {}
+_MEMORY: dict[str, MemoryStore] = {}
 _MEMORY_LOCK = threading.Lock()
 
 
@@ -469,7 +481,7 @@ class SQLiteStore(_Store):
         print(f"semloop: state database {self.path} was corrupt ({exc}); moved it to {aside} and "
               f"started a fresh one", file=sys.stderr)
 
-    def _recovering(self, op: Callable[[Any], Any]) -> Any:
+    def _recovering(self, op: Callable[[Any], _R]) -> _R:
         """Run `op(conn)` under the store's lock; on a corrupt database, quarantine it and run
         `op` once more."""
         with self._lock:
@@ -490,12 +502,12 @@ class SQLiteStore(_Store):
                 finally:
                     self._conn = None
 
-    def __getstate__(self) -> dict:  # a pickled store reopens its file: no connection, a new lock
+    def __getstate__(self) -> dict[str, Any]:  # a pickled store reopens its file: no connection, a new lock
         data = self.__dict__.copy()
         data["_conn"], data["_lock"] = None, None
         return data
 
-    def __setstate__(self, data: dict) -> None:
+    def __setstate__(self, data: dict[str, Any]) -> None:
         self.__dict__.update(data)
         self._lock = threading.RLock()
 
@@ -522,7 +534,7 @@ class SQLiteStore(_Store):
         return new
 
     @contextmanager
-    def transaction(self, key: str) -> Iterator["Transaction"]:
+    def transaction(self, key: str) -> Iterator[Transaction]:
         """Load → (caller mutates `txn.state`) → save, atomically with respect to other processes.
         Kept for callers written against the SQLite store; new code uses `update`."""
         with self._lock, self._immediate(self.connect()) as conn:
@@ -553,7 +565,7 @@ class SQLiteStore(_Store):
 
     def delete(self, key: str) -> bool:
         return self._recovering(lambda conn: self._scrub(conn, conn.execute(
-            "DELETE FROM sessions WHERE key = ?", (key,)).rowcount))
+            "DELETE FROM sessions WHERE key = ?", (key,)).rowcount)) > 0
 
     def expire(self, older_than: float | None = None) -> int:
         """Delete sessions not written for `older_than` seconds (default: the TTL). Returns count."""
@@ -644,7 +656,7 @@ class RedisStore(_Store):
     def _errors(self) -> tuple[type[BaseException], ...]:
         return (self._redis.ConnectionError, self._redis.TimeoutError)
 
-    def _row(self, values: list) -> tuple[Any, Any, Any] | None:
+    def _row(self, values: list[Any]) -> tuple[Any, Any, Any] | None:
         version, updated, blob = values
         if blob is None:
             return None

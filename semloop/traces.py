@@ -51,22 +51,25 @@ class Step:
 class Trace:
     id: str
     steps: tuple[Step, ...]
-    label: dict | None = None
-    meta: dict = field(default_factory=dict)
+    label: dict[str, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
+
+OnSkip = Callable[[TraceError], object]
+"""What `on_skip` is called with: the error of the bad line (or message, or file) skipped."""
 
 STDIN = "-"
 """The path that means standard input (`semloop scan -`)."""
 
 
 def load_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
-                on_skip=None, per_agent: bool = False) -> list[Trace]:
+                on_skip: OnSkip | None = None, per_agent: bool = False) -> list[Trace]:
     """All traces in `path`. With `skip_invalid`, bad lines are passed to `on_skip(error)` and skipped."""
     return list(iter_traces(path, format, skip_invalid, on_skip, per_agent))
 
 
 def iter_traces(path: str | Path, format: str = "auto", skip_invalid: bool = False,
-                on_skip=None, per_agent: bool = False) -> Iterator[Trace]:
+                on_skip: OnSkip | None = None, per_agent: bool = False) -> Iterator[Trace]:
     """Traces in `path` ("-": standard input), lazily. Bad input raises `TraceError` ("file:line:
     field: what is wrong"); with `skip_invalid`, the bad line (or message, or file) goes to
     `on_skip(error)` and reading goes on. `per_agent`: span formats give each agent invocation a
@@ -162,7 +165,7 @@ INVALID: Any = object()
 class _Skipper:
     """Raise a `TraceError`, or hand it to `on_skip` and carry on when skipping bad input."""
 
-    def __init__(self, skip_invalid: bool, on_skip) -> None:
+    def __init__(self, skip_invalid: bool, on_skip: OnSkip | None) -> None:
         self.skip_invalid, self.on_skip = skip_invalid, on_skip
 
     def __call__(self, error: TraceError) -> None:
@@ -275,11 +278,12 @@ def _looks_claude_code(source: Source) -> bool:
             and ("sessionId" in first or "message" in first))
 
 
-def _sniffed_messages(source: Source) -> list | None:
+def _sniffed_messages(source: Source) -> list[Any] | None:
     """The message list an input seems to hold (for detection only), or None."""
     doc = source.doc
-    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        return doc["messages"]
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    if isinstance(messages, list):
+        return messages
     if isinstance(doc, list):
         return doc if any(_has(m, "role") for m in doc) else None
     if (doc is INVALID or source.one_line) and _has(source.first, "role"):  # JSONL, one message per line
@@ -378,7 +382,7 @@ def _read_semloop(source: Source, skip: _Skipper) -> Iterator[Trace]:
             skip(exc)
 
 
-def parse_trace(line: str | dict, where: str = "<trace>") -> Trace:
+def parse_trace(line: str | dict[str, Any], where: str = "<trace>") -> Trace:
     """One trace from a JSONL line (or an already-parsed dict), validated field by field."""
     if isinstance(line, str):
         obj = _loads(line, where)
@@ -462,7 +466,7 @@ def _call_id(value: Any, where: str) -> str:
     return str(value)
 
 
-def _blocks(content: Any, where: str) -> list[dict]:
+def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
     if content is None:
         return []
     if isinstance(content, str):
@@ -474,12 +478,12 @@ def _blocks(content: Any, where: str) -> list[dict]:
 
 def _from_anthropic(trace_id: str, messages: list[tuple[str, Any]], skip: _Skipper) -> Trace:
     calls: dict[str, int] = {}
-    steps: list[dict] = []
+    steps: list[dict[str, Any]] = []
     for where, m in messages:
         if not _message(where, m, skip):
             continue
         try:
-            found = []  # validate the whole message before taking any of it
+            found: list[tuple[str, str, str | None, dict[str, Any]]] = []  # validate the whole message first
             for j, block in enumerate(_blocks(m.get("content"), where)):
                 at = f"{where}.content[{j}]"
                 if block.get("type") == "tool_use":
@@ -510,7 +514,7 @@ def _from_anthropic(trace_id: str, messages: list[tuple[str, Any]], skip: _Skipp
 
 def _from_openai(trace_id: str, messages: list[tuple[str, Any]], skip: _Skipper) -> Trace:
     calls: dict[str, int] = {}
-    steps: list[dict] = []
+    steps: list[dict[str, Any]] = []
     for where, m in messages:
         if not _message(where, m, skip):
             continue

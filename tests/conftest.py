@@ -2,9 +2,9 @@ import os
 import sys
 from pathlib import Path
 
-from semloop.integrations.claude_code import _store
-
 import pytest
+
+from semloop.integrations.claude_code import _store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -50,7 +50,8 @@ class OtherUser:
                 sys.executable, "-I", str(self.script), *args]
 
     def run(self, *args: str, timeout: float = 120) -> str:
-        proc = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=timeout, cwd=self.dir, check=False)
+        proc = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=timeout, cwd=self.dir,
+                              check=False)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 

@@ -38,7 +38,9 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> "RedisServer":
+    def start(self) -> RedisServer:
+        if REDIS_SERVER is None:
+            raise RuntimeError("redis-server not installed")
         self.proc = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
              "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(self.dir / "redis.log")],
@@ -74,8 +76,8 @@ class RedisServer:
         self.proc = None
 
 
-@pytest.fixture
-def redis_server(tmp_path):
+@pytest.fixture(name="redis_server")
+def redis_server_fixture(tmp_path):
     if REDIS_SERVER is None:
         pytest.skip("redis-server not installed (Debian package redis-server; .ci/run installs it)")
     server = RedisServer(tmp_path / "redis").start()

@@ -183,7 +183,8 @@ def test_bench_end_to_end(tiny, tmp_path, semloop_cmd):
     assert data["latency"]["exact"]["p50_vs_exact"] == 1.0
     seed = data["latency"]["semantic"]  # the seed-style baseline timed on the same steps
     assert seed["seed_p50_ms"] > 0 and seed["p50_vs_seed"] == seed["p50_ms"] / seed["seed_p50_ms"]
-    assert data["throughput"]["steps"] == sum(len(t["steps"]) for t in TRACES) and data["throughput"]["batched_steps_per_s"] > 0
+    assert data["throughput"]["steps"] == sum(len(t["steps"]) for t in TRACES)
+    assert data["throughput"]["batched_steps_per_s"] > 0
     session = data["process"]["session"]
     assert session["steps"] == 200 and session["rss_after_mb"] >= session["rss_model_loaded_mb"] > 0
     assert "p50 × seed" in proc.stdout and "steps/s" in proc.stdout
@@ -207,9 +208,10 @@ def test_bench_runs_agent_loop_guard_and_reports_both_levels(tiny, tmp_path, sem
     from loop_guard import LoopGuard as PeerGuard
 
     out = tmp_path / "results"
-    proc = subprocess.run(semloop_cmd + ["bench", str(tiny), "--detectors", "semantic,agent-loop-guard", "--out", str(out),
-                                         "--perf-runs", "0", "--latency-steps", "20", "--memory-steps", "0", "--outcomes",
-                                         "--jobs", "1", "--peer-cache", str(tmp_path / "cache")],
+    proc = subprocess.run(semloop_cmd + ["bench", str(tiny), "--detectors", "semantic,agent-loop-guard",
+                                         "--out", str(out), "--perf-runs", "0", "--latency-steps", "20",
+                                         "--memory-steps", "0", "--outcomes", "--jobs", "1",
+                                         "--peer-cache", str(tmp_path / "cache")],
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     data = json.loads((out / "results.json").read_text())

@@ -100,7 +100,9 @@ def _hint_after_asks(**config) -> str:
     guard = LoopGuard(**config)
     verdicts = [guard.record_message(msg["content"], reply) for _, msg, reply in ASKS]
     assert [v.action for v in verdicts] == ["allow", "allow", "warn"]
-    return verdicts[-1].message
+    message = verdicts[-1].message
+    assert message is not None
+    return message
 
 
 def test_a_repeated_message_gets_a_hint_about_messages():
@@ -119,7 +121,7 @@ def test_a_repeated_message_gets_a_hint_about_messages():
 
 def test_record_message_and_message_tool_names():
     guard = LoopGuard()
-    for tool, step in zip(["respond", "mcp__chat__send_message", "Slack.ask_user"], ASKS):
+    for tool, step in zip(["respond", "mcp__chat__send_message", "Slack.ask_user"], ASKS, strict=True):
         v = guard.record(tool, step[1], step[2])
     assert v.action == "warn" and v.signals[0].kind == "conversation"
     assert "nothing new was looked up" in v.message
@@ -210,7 +212,7 @@ def test_a_lookup_reworded_past_the_call_threshold_with_the_same_detailed_answer
 
 def test_same_tool_over_different_ids_with_the_same_answer_is_batch_work():
     steps = [("update_ticket", {"ticket_id": f"T-{n}", "priority": "low"},
-              '{"ticket_id": "T-%d", "updated": true}' % n) for n in (79797, 50814, 50140, 41234)]
+              f'{{"ticket_id": "T-{n}", "updated": true}}') for n in (79797, 50814, 50140, 41234)]
     assert run(steps).first_flag is None
     assert features.skeleton_signature("t", {"depth": 2}) == features.skeleton_signature("t", {"depth": 9})
     assert features.skeleton_signature("t", {"id": "T-1"}) != features.skeleton_signature("t", {"id": "T-2"})
@@ -254,7 +256,7 @@ def test_a_poll_stuck_for_long_is_flagged():
 
 # -- state stays plain ---------------------------------------------------------------------------
 
-def test_new_step_fields_are_plain_values():
+def test_new_step_fields_are_plain_values() -> None:
     guard = LoopGuard(embedding="hashing")
     guard.record("respond", {"content": "Could you share the order id?"}, "It's #W123456")
     step: StepRecord = guard.state.window[-1]
@@ -270,15 +272,14 @@ def test_new_step_fields_are_plain_values():
 def test_run_agent_records_the_agents_messages_across_user_turns():
     pytest.importorskip("anthropic")
     pytest.importorskip("httpx2")
-    from test_anthropic import MODEL, TOOLS, ScriptedModel, files
-
     from semloop.integrations.anthropic import run_agent
+    from test_anthropic import MODEL, TOOLS, ScriptedModel, files
 
     guard = LoopGuard()
     history = [{"role": "user", "content": "Change my flight to tomorrow."}]
     replies = ["I don't have it.", "Can't you look it up by my name?", "I really don't have it."]
     outcomes = []
-    for reply, (_, ask, _) in zip(replies, ASKS):
+    for reply, (_, ask, _) in zip(replies, ASKS, strict=True):
         model = ScriptedModel([ask["content"]])  # the model ends its turn asking the user
         result = run_agent(model.client(), model=MODEL, messages=history, tools=TOOLS, dispatch=files({}),
                            guard=guard)
@@ -293,8 +294,9 @@ def test_run_agent_records_the_agents_messages_across_user_turns():
 def test_the_same_call_failing_the_same_way_is_flagged_across_unrelated_steps():
     book = ("book_reservation", {"user_id": "ivan_7015", "payment": [{"id": "gift_card_1", "amount": 299}]},
             "Error: payment amount does not add up, total price is 375, but paid 299")
-    steps = [book, ("think", {"thought": "Maybe the price changed."}, ""), ("calculate", {"expression": "375-299"}, "76.0"),
-             book, ("calculate", {"expression": "299+1"}, "300.0"), book]
+    steps = [book, ("think", {"thought": "Maybe the price changed."}, ""),
+             ("calculate", {"expression": "375-299"}, "76.0"), book,
+             ("calculate", {"expression": "299+1"}, "300.0"), book]
     r = run(steps)
     assert r.first_flag == 5 and "exact" in kinds(r)
     retry_ok = [book, ("calculate", {"expression": "375-299"}, "76.0"), book,

@@ -112,7 +112,8 @@ class FakeResponsesAPI(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append({"path": self.path, "body": body})
-        answered = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        answered = [i for i in body.get("input") or []
+                    if isinstance(i, dict) and i.get("type") == "function_call_output"]
         n = len(answered)
         if n < REPEATS:
             output = [{"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": "read_file",

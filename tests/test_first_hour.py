@@ -7,9 +7,8 @@ import sys
 
 import pytest
 
-from conftest import ROOT
-
 import semloop
+from conftest import ROOT
 
 
 def run(cmd, *args, cwd=None):
@@ -55,7 +54,8 @@ def test_readable_scan_report_lists_every_warn_and_stop(semloop_cmd, tmp_path):
             assert f"step {event['step']} {event['action']:4}  {signal['kind']:11}" in proc.stdout, proc.stdout
     after = [e["step"] for e in as_json["events"] if not e["signals"]]
     if after:
-        assert f"steps {after[0]}-{after[-1]} stop  (after the stop" in proc.stdout or f"step {after[0]} stop" in proc.stdout
+        assert (f"steps {after[0]}-{after[-1]} stop  (after the stop" in proc.stdout
+                or f"step {after[0]} stop" in proc.stdout)
 
 
 def test_bench_writes_to_a_fresh_folder_by_default(semloop_cmd, tmp_path):
@@ -98,7 +98,10 @@ except ImportError as exc:
 
 
 def test_license_file_and_spdx_metadata():
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10: the `tomli` backport (in the `test` extra), same API
+        import tomli as tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]

@@ -102,8 +102,9 @@ def mutate_text(rng: random.Random, text: str) -> str:
     if op == 3:  # cut off
         return text[:i]
     if op == 4:  # a lone surrogate, a BOM or a replacement character in a string
-        return text.replace('"Bash"', rng.choice(['"Ba\\udcffsh"', '"\\ud800"', '"B\\u00e4sh"']), 1) if rng.random() < 0.8 \
-            else "\ufeff" + text
+        if rng.random() < 0.8:
+            return text.replace('"Bash"', rng.choice(['"Ba\\udcffsh"', '"\\ud800"', '"B\\u00e4sh"']), 1)
+        return "\ufeff" + text
     if op == 5:  # a garbage line
         lines = text.split("\n")
         lines.insert(rng.randrange(len(lines) + 1), rng.choice(["garbage", "{", "]", "null", "[]", "{}", '"x"', "1"]))
@@ -119,7 +120,8 @@ def generate(rng: random.Random) -> str:
             mutate_value(rng, traces)
     elif kind < 0.55:
         step = rng.choice(rng.choice(traces)["steps"])
-        step[rng.choice(["input", "output"])] = nest(rng.choice([MAX_DEPTH - 2, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 5]))
+        depth = rng.choice([MAX_DEPTH - 2, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 5])
+        step[rng.choice(["input", "output"])] = nest(depth)
     elif kind < 0.6:
         rng.choice(traces)["steps"][0]["output"] = "<big>" if rng.random() < 0.5 else 10 ** 100
     text = to_text(rng, traces).replace('"<big>"', "9" * 4400)  # past Python's int conversion limit
@@ -193,8 +195,13 @@ def expected(text: str) -> list[tuple[str, int]] | None:
         objects = [_parse(line) for line in text.splitlines() if line.strip()]
     if not objects:
         return None
-    out = [expected_trace(o) for o in objects]
-    return None if any(o is None for o in out) else out
+    out = []
+    for o in objects:
+        expected = expected_trace(o)
+        if expected is None:
+            return None
+        out.append(expected)
+    return out
 
 
 # -- the test -------------------------------------------------------------------------------------
@@ -246,12 +253,15 @@ def message_file(rng: random.Random) -> tuple[str, int]:
     for i in range(calls):
         if style == "openai":
             messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"cmd": "ls"})}}]})
+                {"id": f"c{i}", "type": "function",
+                 "function": {"name": "bash", "arguments": json.dumps({"cmd": "ls"})}}]})
             messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "a.txt"})
         else:
             messages.append({"role": "assistant", "content": [
-                {"type": "text", "text": "looking"}, {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"cmd": "ls"}}]})
-            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": "a.txt"}]})
+                {"type": "text", "text": "looking"},
+                {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"cmd": "ls"}}]})
+            messages.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"c{i}", "content": "a.txt"}]})
     if style == "claude-code":
         text = "".join(json.dumps({"type": m["role"], "sessionId": "s", "message": m}) + "\n" for m in messages)
     elif rng.random() < 0.5:

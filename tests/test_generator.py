@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import importlib.util
+import itertools
 import json
 import os
 import pathlib
@@ -187,7 +188,7 @@ def test_loop_structure_matches_kind(splits):
             x = _sig(st[on])
             occ = [i for i, s in enumerate(st) if _sig(s) == x]
             assert len(occ) >= 4 and occ[1] == on and occ[0] == a
-            assert all(j - i > 1 for i, j in zip(occ, occ[1:]))  # never consecutive
+            assert all(j - i > 1 for i, j in itertools.pairwise(occ))  # never consecutive
             assert len({_out(st[i]) for i in occ}) == 1 or t["meta"]["volatile_noise"]
         if k != "count":  # productive prefix never already contains a loop call
             pre = {_sig(s) for s in st[:a]}
@@ -270,8 +271,8 @@ def test_no_test_only_vocabulary_leaks_into_dev(full_dev):
     text = gen.dumps_split(full_dev)
     grammar = {n.lower() for name, v in vars(gen).items() if isinstance(v, list) and name.isupper()
                and name not in gen.PARTITIONED for x in v for n in _names(x)}
-    dev_names = {n.lower() for name in gen.PARTITIONED for x in gen.Ctx(__import__("random").Random(0), "dev")._pool(getattr(gen, name))
-                 for n in _names(x)}
+    dev = gen.Ctx(__import__("random").Random(0), "dev")
+    dev_names = {n.lower() for name in gen.PARTITIONED for x in dev._pool(getattr(gen, name)) for n in _names(x)}
     leaks = {}
     for name in gen.PARTITIONED:
         for item in gen._held_out(getattr(gen, name), "test"):

@@ -142,6 +142,7 @@ def test_a_stored_session_names_the_reset_command(tmp_path):
 
 def _dev_traces() -> list[Trace]:
     spec = importlib.util.spec_from_file_location("semloop_bench_generate", ROOT / "benchmarks" / "generate.py")
+    assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = gen
     spec.loader.exec_module(gen)
@@ -173,6 +174,7 @@ def _check_citations(traces: list[Trace]) -> tuple[int, int]:
             if verdict.action != "warn":
                 continue
             warnings += 1
+            assert verdict.message is not None  # a warning always says something
             match = CITE.search(verdict.message)
             if match is None:
                 continue

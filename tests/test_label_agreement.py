@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("label_agreement", ROOT / "benchmarks" / "label_agreement.py")
+assert _spec is not None and _spec.loader is not None
 agreement = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(agreement)
 
@@ -125,5 +126,6 @@ def test_the_script_scores_the_detector_against_the_adjudicated_label_and_lists_
     first_lines = [line for line in out.splitlines() if "detector vs first reader" in line]
     if any(truth[i] != bool(first[i]["label"]["loop"]) for i in third):
         assert "F1 1.00" not in first_lines[-1]
-    listed = [line.split(": first ")[0].strip() for line in out.splitlines() if line.startswith("  ") and " -> " in line]
+    listed = [line.split(": first ")[0].strip() for line in out.splitlines()
+              if line.startswith("  ") and " -> " in line]
     assert sorted(listed) == sorted(third)

@@ -28,8 +28,8 @@ pytest.importorskip("opentelemetry.sdk.trace")
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
-from scripted_chat import NPM, NPM_ERROR, read_file_result
 
+from scripted_chat import NPM, NPM_ERROR, read_file_result
 from semloop.cli import main
 from semloop.traces import load_traces
 
@@ -99,6 +99,7 @@ def run_agents(kind: str, exporter: Any, script: list, tools: Callable[[], list]
     """Run a guarded OpenAI Agents SDK agent with tracing on, its spans exported by `exporter`."""
     pytest.importorskip("agents")
     from agents import Runner
+
     from test_openai_agents import ScriptedModel, make_agent
 
     provider = TracerProvider()
@@ -175,7 +176,8 @@ def test_openai_agents_varied_calls_same_error_same_verdicts_as_the_native_guard
         assert scan(capsys, listed) == [scanned]
 
 
-@pytest.mark.parametrize("kind,suffix,exporter", AGENT_PRODUCERS[:3], ids=[f"{k}-{s}" for k, s, _ in AGENT_PRODUCERS[:3]])
+@pytest.mark.parametrize("kind,suffix,exporter", AGENT_PRODUCERS[:3],
+                         ids=[f"{k}-{s}" for k, s, _ in AGENT_PRODUCERS[:3]])
 def test_openai_agents_identical_loop_the_refused_call_is_not_a_step(tmp_path, capsys, kind, suffix, exporter):
     from semloop.integrations.openai_agents import SemloopGuardrails
 
@@ -279,9 +281,9 @@ def test_agent_as_tool_per_agent_keeps_the_sub_agent_apart(tmp_path, capsys):
     orchestrator's call and the sub-agent's calls), --per-agent one per agent invocation."""
     pytest.importorskip("agents")
     from agents import Agent, Runner
-    from test_openai_agents import ScriptedModel
 
     from semloop.integrations.openai_agents import SemloopGuardrails
+    from test_openai_agents import ScriptedModel
 
     path = tmp_path / "nested.otlp.jsonl"
     provider = TracerProvider()
@@ -321,9 +323,9 @@ def run_langchain(tmp_path: Path, turns: list, tools: list) -> tuple[Any, Path, 
     instrumentation = pytest.importorskip("openinference.instrumentation.langchain")
     from langchain.agents import create_agent
     from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
-    from test_langchain import model
 
     from semloop.integrations.langchain import SemloopMiddleware
+    from test_langchain import model
 
     spans, runs = tmp_path / "langchain.otlp.jsonl", tmp_path / "langsmith-runs.jsonl"
     provider = TracerProvider()
@@ -381,6 +383,7 @@ INSTALL = [{"package": "requests"}, {"package": "requests", "flags": "--user"},
 
 def test_langchain_openinference_and_langsmith_same_verdicts_as_the_native_middleware(tmp_path, capsys):
     from langchain_core.messages import AIMessage
+
     from test_langchain import install
 
     middleware, spans, runs = run_langchain(tmp_path, [[("install", a)] for a in INSTALL] + [AIMessage("unused")],
@@ -413,6 +416,7 @@ def test_langchain_openinference_and_langsmith_same_verdicts_as_the_native_middl
 
 def test_langchain_identical_loop_the_refused_call_has_no_span(tmp_path, capsys):
     from langchain_core.messages import AIMessage
+
     from test_langchain import loop, read_file
 
     middleware, spans, runs = run_langchain(tmp_path, loop("read_file", {"path": "/etc/shadow"}, 8)
@@ -440,9 +444,9 @@ def test_langfuse_observations_same_verdicts_as_the_native_middleware(tmp_path, 
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
         InMemorySpanExporter,
     )
-    from test_langchain import install, model
 
     from semloop.integrations.langchain import SemloopMiddleware
+    from test_langchain import install, model
 
     provider, memory = TracerProvider(), InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(memory))
@@ -471,8 +475,8 @@ def test_langfuse_observations_same_verdicts_as_the_native_middleware(tmp_path, 
             level=attrs.get("langfuse.observation.level", "DEFAULT"),
             status_message=attrs.get("langfuse.observation.status_message"),
             parent_observation_id=f"{span.parent.span_id:016x}" if span.parent else None,
-            metadata={}, model_parameters={}, usage={"input": 0, "output": 0, "total": 0}, usage_details={}, cost_details={},
-            environment="default"))
+            metadata={}, model_parameters={}, usage={"input": 0, "output": 0, "total": 0}, usage_details={},
+            cost_details={}, environment="default"))
     rows = [o.model_dump(mode="json", by_alias=True) for o in observations]
     assert {row["traceId"] for row in rows} == {rows[0]["traceId"]} and "TOOL" in {row["type"] for row in rows}
     page, listed, lines, trace = (tmp_path / name for name in ("page.json", "list.json", "rows.jsonl", "trace.json"))
@@ -554,6 +558,7 @@ def test_truncated_export_names_the_line_and_a_forced_wrong_format_says_so(tmp_p
 
 def test_a_bad_langsmith_run_is_one_line_naming_it(tmp_path, capsys):
     from langchain_core.messages import AIMessage
+
     from test_langchain import install
 
     _, _, runs = run_langchain(tmp_path, [[("install", a)] for a in INSTALL[:2]] + [AIMessage("done")], [install])

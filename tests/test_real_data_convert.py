@@ -2,8 +2,8 @@
 semloop trace format, labels join by id, and a label whose onset is outside its trace is refused.
 
 The fixtures are tiny hand-written runs in each source's real shape (tau-bench v1 results, tau2
-simulations, tau2 numbered transcripts, mini-swe-agent and SWE-agent trajectories, BrowserGym step folders); the real files are not in
-the repository."""
+simulations, tau2 numbered transcripts, mini-swe-agent and SWE-agent trajectories, BrowserGym step
+folders); the real files are not in the repository."""
 
 import importlib.util
 import json
@@ -39,7 +39,8 @@ def test_tau1_messages_become_respond_and_tool_steps():
         {"role": "user", "content": "I want to return something."},
         {"role": "assistant", "content": "Could you give me your email?", "tool_calls": None},
         {"role": "user", "content": "a@b.c"},
-        {"role": "assistant", "content": "Looking you up.", "tool_calls": [_call("c1", "find_user_id_by_email", {"email": "a@b.c"})]},
+        {"role": "assistant", "content": "Looking you up.",
+         "tool_calls": [_call("c1", "find_user_id_by_email", {"email": "a@b.c"})]},
         {"role": "tool", "tool_call_id": "c1", "name": "find_user_id_by_email", "content": "Error: user not found"},
         {"role": "assistant", "content": "I could not find you.", "tool_calls": None},
     ]
@@ -53,7 +54,8 @@ def test_tau1_messages_become_respond_and_tool_steps():
 def test_tau1_messages_leave_the_models_reasoning_out():
     traj = [
         {"role": "user", "content": "Hi."},
-        {"role": "assistant", "content": "<think>\nThe user greets me; ask for the email.\n</think>\n\nCould you give me your email?"},
+        {"role": "assistant",
+         "content": "<think>\nThe user greets me; ask for the email.\n</think>\n\nCould you give me your email?"},
         {"role": "user", "content": "a@b.c"},
         {"role": "assistant", "content": "<think>only reasoning, nothing said</think>"},
         {"role": "assistant", "content": "<think>cut off before the end"},
@@ -67,10 +69,12 @@ def test_tau2_skips_greeting_and_the_users_own_device_calls():
         {"role": "assistant", "content": "Hi! How can I help you today?"},
         {"role": "user", "content": "My data is slow."},
         {"role": "assistant", "content": "Please check your status bar."},
-        {"role": "user", "content": None, "tool_calls": [{"id": "u1", "name": "check_status_bar", "arguments": {}, "requestor": "user"}]},
+        {"role": "user", "content": None,
+         "tool_calls": [{"id": "u1", "name": "check_status_bar", "arguments": {}, "requestor": "user"}]},
         {"role": "tool", "id": "u1", "content": "Airplane Mode", "requestor": "user", "error": False},
         {"role": "user", "content": "I see an airplane icon."},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "a1", "name": "get_line", "arguments": {"id": "L1"}, "requestor": "assistant"}]},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "a1", "name": "get_line", "arguments": {"id": "L1"}, "requestor": "assistant"}]},
         {"role": "tool", "id": "a1", "content": "not found", "requestor": "assistant", "error": True},
     ]
     steps = tau.tau2_steps(messages)

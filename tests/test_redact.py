@@ -13,11 +13,10 @@ import sys
 
 import pytest
 
+from redis_server import redis_server_fixture  # noqa: F401  (the redis_server fixture)
 from semloop import LoopGuard
 from semloop.redact import contains_secret, redact_text, redact_trace
 from semloop.traces import Step, Trace
-
-from redis_server import redis_server  # noqa: F401  (fixture)
 
 PY = sys.executable
 RNG = random.Random(20261203)
@@ -38,14 +37,17 @@ TOKENS = {
     "github-pat": lambda: "ghp_" + rand(36), "github-oauth": lambda: "gho_" + rand(36),
     "github-fine": lambda: "github_pat_" + rand(22) + "_" + rand(59), "gitlab": lambda: "glpat-" + rand(20),
     "slack-bot": lambda: f"xoxb-{rand(11, string.digits)}-{rand(12, string.digits)}-{rand(24)}",
-    "slack-app": lambda: f"xapp-1-{rand(11, string.ascii_uppercase + string.digits)}-{rand(13, string.digits)}-{rand(20, 'abcdef0123456789')}",
+    "slack-app": lambda: (f"xapp-1-{rand(11, string.ascii_uppercase + string.digits)}-{rand(13, string.digits)}-"
+                          f"{rand(20, 'abcdef0123456789')}"),
     "stripe": lambda: "sk_live_" + rand(24), "stripe-restricted": lambda: "rk_live_" + rand(24),
     "aws-key-id": lambda: "AKIA" + rand(16, string.ascii_uppercase + string.digits),
     "aws-sts": lambda: "ASIA" + rand(16, string.ascii_uppercase + string.digits),
     "aws-secret": lambda: rand(12) + "/" + rand(12) + "+" + rand(14),
     "google": lambda: "AIza" + rand(35, ALNUM + "_-"), "npm": lambda: "npm_" + rand(36),
-    "pypi": lambda: "pypi-AgEIcHlwaS5vcmc" + rand(60, ALNUM + "_-"), "huggingface": lambda: "hf_" + rand(34, string.ascii_letters),
-    "sendgrid": lambda: "SG." + rand(22) + "." + rand(43), "jwt": lambda: "eyJ" + rand(30) + "." + rand(40) + "." + rand(43),
+    "pypi": lambda: "pypi-AgEIcHlwaS5vcmc" + rand(60, ALNUM + "_-"),
+    "huggingface": lambda: "hf_" + rand(34, string.ascii_letters),
+    "sendgrid": lambda: "SG." + rand(22) + "." + rand(43),
+    "jwt": lambda: "eyJ" + rand(30) + "." + rand(40) + "." + rand(43),
     "long-mixed": lambda: rand(20, string.ascii_lowercase) + rand(20, string.digits),
 }
 
@@ -60,7 +62,8 @@ CONTEXTS = {
     "mysql-p": "mysql -uroot -p{} shop", "json": '{{"SecretAccessKey": "{}", "Region": "eu-west-1"}}',
     "json-password": '{{"user": "bob", "password": "{}"}}', "yaml": "db_password: {}",
     "header": "curl -H 'X-Api-Key: {}' https://api.x.org", "bearer": "Authorization: Bearer {}",
-    "query": "GET /v1/items?access_token={}&page=2", "pem": "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+    "query": "GET /v1/items?access_token={}&page=2",
+    "pem": "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
 }
 
 # ordinary text: must come back unchanged
@@ -158,7 +161,10 @@ def shown(text: str, secrets) -> int:
 def test_report_and_scan_show_no_planted_secret_by_default(tmp_path):
     trace = tmp_path / "t.jsonl"
     secrets = planted_trace(trace)
-    run = lambda *a: subprocess.run([PY, "-m", "semloop", *a], capture_output=True, text=True, timeout=300)
+
+    def run(*a):
+        return subprocess.run([PY, "-m", "semloop", *a], capture_output=True, text=True, timeout=300)
+
     for redact in (True, False):
         flag = [] if redact else ["--no-redact"]
         out = tmp_path / f"r{redact}.html"
@@ -174,7 +180,8 @@ def test_report_and_scan_show_no_planted_secret_by_default(tmp_path):
             assert shown(html, secrets) == len(secrets)
     redacted = redact_trace(Trace("x", (Step("Bash", {"command": ["psql", f"postgres://a:{secrets[3]}@h"]},
                                              {"log": "PGPASSWORD=" + secrets[0]}),)))
-    assert secrets[3] not in json.dumps(redacted.steps[0].input) and secrets[0] not in json.dumps(redacted.steps[0].output)
+    assert secrets[3] not in json.dumps(redacted.steps[0].input)
+    assert secrets[0] not in json.dumps(redacted.steps[0].output)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
@@ -212,7 +219,10 @@ def test_a_forgotten_session_leaves_nothing_in_the_wal_while_connections_are_ope
     for i in range(3):
         guard.record("Bash", {"command": f"echo {marker} {i}"}, marker)
     assert reader.load("k") is not None
-    raw = lambda: b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("s.db"))
+
+    def raw():
+        return b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("s.db"))
+
     assert marker.encode() in raw()
     assert store.delete("k")
     assert marker.encode() not in raw()

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import semloop
 from semloop import features
@@ -133,7 +134,8 @@ def _generator():
 @pytest.fixture(scope="module")
 def corpus() -> list[Trace]:
     """Real traces (Who&When), the bundled examples and a synthetic split (outputs up to ~90 KB)."""
-    traces = load_traces(ROOT / "benchmarks" / "data" / "real_dev.jsonl") + load_traces(ROOT / "semloop" / "examples.jsonl")
+    traces = (load_traces(ROOT / "benchmarks" / "data" / "real_dev.jsonl")
+              + load_traces(ROOT / "semloop" / "examples.jsonl"))
     gen = _generator()
     traces += [parse_trace(t) for t in gen.generate_split(1, "dev", 50)]
     return traces
@@ -153,7 +155,7 @@ def test_fast_features_equal_the_reference_on_real_and_synthetic_traces(corpus):
         assert sketch == Reference.result_sketch(result)
         assert signatures(s.tool, s.input) == Reference.signatures(s.tool, s.input)
         sketches.append(sketch)
-    for (a, na), (b, nb) in zip(sketches, sketches[1:] + sketches[:1]):
+    for (a, na), (b, nb) in zip(sketches, sketches[1:] + sketches[:1], strict=True):
         assert features.content_similarity(a, na, b, nb) == Reference.content_similarity(a, na, b, nb)
         assert features.content_similarity(a, na, b, nb) == Reference.content_similarity(a, na, b, nb)  # memo hit
 
@@ -246,8 +248,9 @@ def test_semloop_scan_is_a_function_over_traces_and_over_column_batches(corpus):
 
 
 def test_import_semloop_stays_light():
-    code = "import sys, semloop; assert callable(semloop.scan.__class__.__call__) if 'semloop.scan' in sys.modules else True; " \
-           "print('numpy' in sys.modules, 'ray' in sys.modules)"
+    code = ("import sys, semloop; "
+            "assert callable(semloop.scan.__class__.__call__) if 'semloop.scan' in sys.modules else True; "
+            "print('numpy' in sys.modules, 'ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
 
@@ -258,7 +261,8 @@ def test_cli_scan_batch_jobs_and_step_paths_print_the_same(tmp_path, semloop_cmd
                                                                   "is_error": s.is_error} for s in t.steps]})
                               for t in corpus[:40]) + "\n")
     outs = [subprocess.run(semloop_cmd + ["scan", str(path), "--json", "--embedding", "hashing", *extra],
-                           capture_output=True, text=True, timeout=300) for extra in ([], ["--no-batch"], ["--jobs", "2"])]
+                           capture_output=True, text=True, timeout=300)
+            for extra in ([], ["--no-batch"], ["--jobs", "2"])]
     assert all(p.returncode == 0 for p in outs), [p.stderr for p in outs]
     assert outs[0].stdout == outs[1].stdout == outs[2].stdout and outs[0].stdout.count("\n") == 40
     bad = subprocess.run(semloop_cmd + ["scan", str(path), "--jobs", "0"], capture_output=True, text=True)

@@ -18,13 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import bash_event
+from redis_server import redis_server_fixture  # noqa: F401  (the redis_server fixture)
 from semloop import LoopGuard, state
 from semloop import state_format as sf
 from semloop.state import Cluster, SessionState, StepRecord
-from semloop.store import MemoryStore, SQLiteStore, UnsafeStoreError, open_store
-
-from conftest import bash_event
-from redis_server import redis_server  # noqa: F401  (fixture)
+from semloop.store import MemoryStore, SQLiteStore, StoreError, UnsafeStoreError, open_store
 
 PY = sys.executable
 
@@ -56,7 +55,7 @@ def assert_same(a, b, where="state"):
     elif isinstance(a, deque):
         assert a.maxlen == b.maxlen, f"{where}: maxlen"
         assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same(x, y, f"{where}[{i}]")
     elif isinstance(a, dict):
         assert list(a) == list(b), f"{where}: keys/order"
@@ -64,7 +63,7 @@ def assert_same(a, b, where="state"):
             assert_same(a[k], b[k], f"{where}[{k!r}]")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same(x, y, f"{where}[{i}]")
     else:
         assert a == b, f"{where}: {a!r} != {b!r}"
@@ -120,7 +119,7 @@ def test_every_plain_field_type_round_trips(kind):
             assert_same(copy, sf.loads(sf.dumps(copy)), f"{type(obj).__name__}.{f.name}={kind}")
 
 
-def test_new_fields_with_defaults_and_unknown_fields_are_tolerated(monkeypatch):
+def test_new_fields_with_defaults_and_unknown_fields_are_tolerated(monkeypatch: pytest.MonkeyPatch) -> None:
     blob = sf.dumps(busy_state())
 
     @dataclasses.dataclass(slots=True)
@@ -296,7 +295,7 @@ def test_a_store_that_is_down_fails_open():
     verdict = guard.record("Bash", {"command": "ls"}, "a")
     assert verdict.action == "allow" and "unavailable" in verdict.error
     assert guard.check("Bash", {"command": "ls"}).action == "allow"
-    with pytest.raises(Exception):
+    with pytest.raises(StoreError, match="unavailable"):
         LoopGuard(embedding="hashing", store="redis://127.0.0.1:1/0", session="s", fail_open=False).record("x", {}, "")
 
 
@@ -421,7 +420,7 @@ def test_a_corrupt_database_is_moved_aside_and_detection_goes_on(tmp_path, damag
             data[offset:offset + 200] = os.urandom(200)
     db.write_bytes(bytes(data))
     outs, errs = zip(*[_hook({}, db, bash_event("PostToolUse", "make test", stdout="FAILED test_x"))
-                       for _ in range(3)])
+                       for _ in range(3)], strict=True)
     said = [e for e in errs if "corrupt" in e]
     assert len(said) == 1 and len(said[0].strip().splitlines()) == 1, errs  # said once, on one line
     assert "additionalContext" in json.dumps(outs[2])  # detection works again

@@ -22,12 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import bash_event
+from redis_server import redis_server_fixture  # noqa: F401  (the redis_server fixture)
 from semloop.guard import LoopGuard
 from semloop.integrations import claude_code as cc
 from semloop.store import open_store
-
-from conftest import bash_event
-from redis_server import redis_server  # noqa: F401  (fixture)
 
 PY = sys.executable
 WORKERS, SESSIONS, STEPS = 8, 3, 40
@@ -63,7 +62,8 @@ with open(log_path, "w") as log:
 """
 
 POOL = [("make test", "FAILED test_x: assert 1 == 2", ""), ("ls src", "a.py\nb.py\nc.py", ""),
-        ("git status", "nothing to commit, working tree clean", ""), ("cat src/a.py", "def f():\n    return 1\n" * 4, ""),
+        ("git status", "nothing to commit, working tree clean", ""),
+        ("cat src/a.py", "def f():\n    return 1\n" * 4, ""),
         ("git push", "", "rejected: non-fast-forward"), ("pytest -k slow", "1 failed, 3 passed", "")]
 
 
@@ -118,8 +118,9 @@ def test_load_8_processes_3_sessions_40_steps(backend, tmp_path, hashing_config,
     procs = []
     for w, plan in enumerate(plans):
         (tmp_path / f"plan{w}.json").write_text(json.dumps(plan))
-        procs.append(subprocess.Popen([PY, "-c", WORKER, str(tmp_path / f"plan{w}.json"), str(tmp_path / f"log{w}.jsonl")],
-                                      env=env, stderr=subprocess.PIPE))
+        procs.append(subprocess.Popen(
+            [PY, "-c", WORKER, str(tmp_path / f"plan{w}.json"), str(tmp_path / f"log{w}.jsonl")],
+            env=env, stderr=subprocess.PIPE))
     for proc in procs:
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err.decode()[-3000:]

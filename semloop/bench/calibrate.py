@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..config import Config
 from .runner import Prepared, embed_all, evaluate_configs, load_backend, load_datasets, prepare, progress_bar
@@ -73,7 +74,7 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
     with progress_bar(len(points), "calibrate", progress) as bar:
         rows = _evaluate(prepared, [base.replace(call_threshold=ct, result_threshold=rt) for ct, rt in points],
                          jobs, bar)
-    grid = [{"call_threshold": ct, "result_threshold": rt, **row} for (ct, rt), row in zip(points, rows)]
+    grid = [{"call_threshold": ct, "result_threshold": rt, **row} for (ct, rt), row in zip(points, rows, strict=True)]
     best = _best(grid, target_fpr, ("call_threshold", "result_threshold"))
     feasible = best is not None
     if best is None:  # nothing meets the target: report the lowest-FPR point instead
@@ -87,8 +88,8 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
                      f"traces and the pick is close to a guess; label at least {MIN_SAMPLE} of each before using it")
     for key, values in (("call_threshold", CALL_GRID), ("result_threshold", RESULT_GRID)):
         if best[key] in (values[0], values[-1]):
-            notes.append(f"{key} {best[key]:.2f} is at the edge of the grid searched ({values[0]:.2f}-{values[-1]:.2f}); "
-                         "the best value may lie beyond it")
+            notes.append(f"{key} {best[key]:.2f} is at the edge of the grid searched "
+                         f"({values[0]:.2f}-{values[-1]:.2f}); the best value may lie beyond it")
     tuned = base.replace(call_threshold=best["call_threshold"], result_threshold=best["result_threshold"])
     chosen = {"min_repeats": base.min_repeats, "cluster_stale_limit": base.cluster_stale_limit, **best}
 
@@ -97,7 +98,8 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
         knobs = [(mr, sl) for mr in MIN_REPEATS_GRID for sl in STALE_GRID]
         rows = _evaluate(prepared, [tuned.replace(min_repeats=mr, cluster_stale_limit=sl) for mr, sl in knobs], jobs)
         knob_rows = [{"call_threshold": tuned.call_threshold, "result_threshold": tuned.result_threshold,
-                      "min_repeats": mr, "cluster_stale_limit": sl, **row} for (mr, sl), row in zip(knobs, rows)]
+                      "min_repeats": mr, "cluster_stale_limit": sl, **row}
+                     for (mr, sl), row in zip(knobs, rows, strict=True)]
         knob_best = _best(knob_rows, target_fpr, ("min_repeats", "cluster_stale_limit"))
         if knob_best is not None and _score(knob_best) > _score(chosen):
             chosen = knob_best
@@ -114,7 +116,7 @@ def calibrate(prepared: Sequence[Prepared], base: Config, target_fpr: float = 0.
                 break
             trials = [tuned.replace(tool_overrides={**overrides, tool: {"call_threshold": ct}}) for ct in CALL_GRID]
             rows = [{"tool": tool, "call_threshold": ct, **row}
-                    for ct, row in zip(CALL_GRID, _evaluate(prepared, trials, jobs))]
+                    for ct, row in zip(CALL_GRID, _evaluate(prepared, trials, jobs), strict=True)]
             tool_rows[tool] = rows
             pick = _best(rows, target_fpr, ("call_threshold",))
             if pick is not None and _score(pick) > _score(current) and pick["call_threshold"] != tuned.call_threshold:
@@ -146,7 +148,7 @@ def snippet(cfg: Config, overrides: dict[str, dict[str, float]]) -> dict[str, An
             data[key] = getattr(cfg, key)
     if overrides or cfg.tool_overrides:
         data["tool_overrides"] = {**dict(cfg.tool_overrides), **overrides}
-    ordered = {k: data[k] for k in ("call_threshold", "result_threshold") if k in data}
+    ordered: dict[str, Any] = {k: data[k] for k in ("call_threshold", "result_threshold") if k in data}
     ordered.update({k: v for k, v in data.items() if k not in ordered})
     return ordered
 

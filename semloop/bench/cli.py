@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..config import EMBEDDINGS, Config
 from ..traces import FORMATS, format_help
-
 
 MEMORY_STEPS = 10_000
 """Default length of the long session whose memory `semloop bench` reports (100,000 steps take
@@ -29,8 +29,9 @@ def add_cli(subparsers) -> None:
                    help=f"comma-separated subset of: {','.join([*DETECTORS, *PEERS])} (default: all; a peer "
                         "whose package is not installed is skipped)")
     p.add_argument("--out", metavar="DIR",
-                   help="output directory, created if missing (default: a new folder ./semloop-bench-YYYYmmdd-HHMMSS, "
-                        "so committed results are never overwritten; benchmarks/run.sh passes --out benchmarks/results)")
+                   help="output directory, created if missing (default: a new folder "
+                        "./semloop-bench-YYYYmmdd-HHMMSS, so committed results are never overwritten; "
+                        "benchmarks/run.sh passes --out benchmarks/results)")
     p.add_argument("--config", metavar="PATH", help="base JSON/TOML config (thresholds etc.) for every detector")
     p.add_argument("--latency-steps", type=int, default=1000, metavar="N",
                    help="steps timed per detector for the latency table (default 1000)")
@@ -60,7 +61,8 @@ def add_cli(subparsers) -> None:
     p.add_argument("data", nargs="+", metavar="DATA", help="labelled trace file(s), any format `semloop scan` reads")
     p.add_argument("--target-fpr", type=float, default=0.02, help="maximum false-positive rate (default 0.02)")
     p.add_argument("--out", default=".", metavar="DIR",
-                   help="where calibration.png and calibration.json go, created if missing (default: current directory)")
+                   help="where calibration.png and calibration.json go, created if missing "
+                        "(default: current directory)")
     p.add_argument("--write", metavar="PATH", help="also write the config snippet to this JSON file")
     p.add_argument("--per-tool", action="store_true", help="also suggest per-tool call_threshold overrides")
     p.add_argument("--min-tool-loops", type=int, default=3, metavar="N",
@@ -151,7 +153,7 @@ def _perf_summary(results) -> list[str]:
                      f"{fmt(lat.get('p50_vs_seed'), 1):>10} {fmt(lat.get('p99_vs_seed'), 1):>10}   "
                      f"{fmt(lat.get('cpu_p50_ms'), 3):>8} {fmt(lat.get('cpu_p99_ms'), 3):>8} "
                      f"{fmt(lat.get('cpu_p50_vs_seed'), 1):>10} {fmt(lat.get('cpu_p99_vs_seed'), 1):>10}")
-    seed = next(iter(results["latency"].values()), {})
+    seed: dict[str, Any] = next(iter(results["latency"].values()), {})
     if "seed_p50_ms" in seed:
         lines.append(f"{'seed-style exact':18} {fmt(seed['seed_p50_ms'], 4):>8} {fmt(seed['seed_p99_ms'], 4):>8} "
                      f"{'':>10} {'':>10}   {fmt(seed.get('cpu_seed_p50_ms'), 4):>8} "
@@ -172,12 +174,11 @@ def _perf_summary(results) -> list[str]:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..cli import check_out_path, make_parents
+    from ..traces import expand_paths
     from .calibrate import plot_curve, run_calibrate
     from .metrics import jsonable
     from .report import fmt, pct
-
-    from ..cli import check_out_path, make_parents
-    from ..traces import expand_paths
 
     if args.min_tool_loops < 1:
         raise ValueError("--min-tool-loops must be >= 1")

@@ -7,8 +7,9 @@ Definitions (the part below is copied into every report):
   precision = TP / (TP + FP), recall = TP / (TP + FN), F1 = harmonic mean,
   FPR = FP / non-loop traces.
 - *Hard negatives*: non-loop traces with `meta.negative_kind` set to a look-alike kind (anything
-  but "normal": polling, pagination, one retry, ...). A data file that annotates no negative kinds at all (the real traces) counts all of its
-  non-loop traces as hard negatives: real clean runs are exactly the look-alikes that matter.
+  but "normal": polling, pagination, one retry, ...). A data file that annotates no negative kinds at
+  all (the real traces) counts all of its non-loop traces as hard negatives: real clean runs are
+  exactly the look-alikes that matter.
 - *Early* flags: loop traces flagged before the labelled onset. They count as TPs at trace level,
   are reported separately, and are left out of the delay statistics.
 - *Delay* = first_flag - onset, in steps, over detected loop traces with first_flag >= onset.
@@ -22,8 +23,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 NAN = float("nan")
 
@@ -49,11 +51,12 @@ class TraceOutcome:
 
     @property
     def early(self) -> bool:
-        return self.loop and self.flagged and self.onset is not None and self.first_flag < self.onset
+        return (self.loop and self.first_flag is not None and self.onset is not None
+                and self.first_flag < self.onset)
 
     @property
     def delay(self) -> int | None:
-        if not (self.loop and self.flagged) or self.onset is None or self.first_flag < self.onset:
+        if not self.loop or self.first_flag is None or self.onset is None or self.first_flag < self.onset:
             return None
         return self.first_flag - self.onset
 

@@ -27,7 +27,8 @@ import subprocess
 import sys
 import time
 from collections import deque
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..config import Config
 from ..embeddings import CachedEmbedder
@@ -104,11 +105,11 @@ def step_latencies(traces: Sequence[Trace], config: Config, embedder: Callable |
     return out
 
 
-def latency_summary(timings: dict[str, Sequence[int]] | Sequence[int]) -> dict[str, float]:
+def latency_summary(timings: Mapping[str, Sequence[int]] | Sequence[int]) -> dict[str, float]:
     """p50/p99/mean in ms (wall); with the seed-style timings of the same steps, their p50/p99 and
     the ratios `p50_vs_seed`, `p99_vs_seed` (wall) and `cpu_p50_vs_seed`, `cpu_p99_vs_seed` (CPU
     time): the figures the performance targets are stated in."""
-    if not isinstance(timings, dict):
+    if not isinstance(timings, Mapping):
         timings = {"guard": timings}
     ms = [t / 1e6 for t in timings["guard"]]
     row = {"steps": len(ms), "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99),

@@ -1,13 +1,14 @@
 """Benchmark output: results.json (strict JSON, nan → null), optionally outcomes.jsonl (one row per
-detector and trace: first flag and stop), results.md (Markdown tables, the README's source) and PNG plots (matplotlib, Agg
-backend, imported only here and only when plotting)."""
+detector and trace: first flag and stop), results.md (Markdown tables, the README's source) and PNG
+plots (matplotlib, Agg backend, imported only here and only when plotting)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..report import pyplot  # noqa: F401  (the plots here and in calibrate use it)
 from .metrics import jsonable
@@ -53,13 +54,13 @@ def write_results(results: dict[str, Any], out: str | Path, plots: bool = True,
                 for row in rows:
                     f.write(json.dumps({"detector": det, **row}, ensure_ascii=False) + "\n")
         written.append(path)
-    images = []
+    images: list[Path] = []
     if plots:
         try:
-            images = [plot_sweep(results, out / "pr_vs_threshold.png"),
-                      plot_tradeoff(results, out / "tradeoff.png"),
-                      plot_delays(results, out / "delay_distribution.png")]
-            images = [p for p in images if p is not None]
+            plotted = [plot_sweep(results, out / "pr_vs_threshold.png"),
+                       plot_tradeoff(results, out / "tradeoff.png"),
+                       plot_delays(results, out / "delay_distribution.png")]
+            images = [p for p in plotted if p is not None]
         except ImportError as exc:
             results.setdefault("notes", []).append(str(exc))
     path = out / "results.md"
@@ -122,7 +123,8 @@ def markdown(results: dict[str, Any], images: Sequence[str] = ()) -> str:
     parts += ["## Soft and hard block (all files pooled)", "",
               "Soft block: the first warning (a hint appended to the real output); hard block: the first "
               "stop (the run ended). Recall over loop traces, false-alarm rate over the others.", "",
-              table(["detector", "soft recall", "soft FPR", "hard recall", "hard FPR"], _level_rows(results["overall"])),
+              table(["detector", "soft recall", "soft FPR", "hard recall", "hard FPR"],
+                    _level_rows(results["overall"])),
               ""]
     if results.get("hard_tradeoff"):
         cfg = results["meta"]["base_config"]
@@ -147,7 +149,7 @@ def markdown(results: dict[str, Any], images: Sequence[str] = ()) -> str:
     if loop_kinds:
         parts += ["## Recall per loop kind (all files)", "", "Detected / loop traces of that kind "
                   "(label.kind); median delay in brackets.", ""]
-        first = next(iter(results["per_kind"].values()), {})
+        first: dict[str, Any] = next(iter(results["per_kind"].values()), {})
         headers = ["detector"] + [f"{k[5:]} (n={first.get(k, {}).get('n', '?')})" for k in loop_kinds]
         rows = []
         for det, by in results["per_kind"].items():
@@ -155,7 +157,8 @@ def markdown(results: dict[str, Any], images: Sequence[str] = ()) -> str:
                                         if k in by else "nan" for k in loop_kinds])
         parts += [table(headers, rows), ""]
     if neg_kinds:
-        parts += ["## False-positive rate per negative kind (meta.negative_kind; \"normal\" is not a hard negative)", ""]
+        parts += ["## False-positive rate per negative kind "
+                  "(meta.negative_kind; \"normal\" is not a hard negative)", ""]
         first = next(iter(results["per_kind"].values()), {})
         headers = ["detector"] + [f"{k[4:]} (n={first.get(k, {}).get('n', '?')})" for k in neg_kinds]
         rows = [[f"`{det}`"] + [pct(by[k]["fpr"]) if k in by else "nan" for k in neg_kinds]

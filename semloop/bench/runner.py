@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,9 @@ def label_of(trace: Trace) -> tuple[bool, int | None, str | None]:
 
 def negative_kind_of(trace: Trace) -> str | None:
     meta = trace.meta or {}
-    nested = meta.get("meta") if isinstance(meta.get("meta"), dict) else {}
+    nested = meta.get("meta")
+    if not isinstance(nested, dict):
+        nested = {}
     kind = nested.get("negative_kind", meta.get("negative_kind"))
     return str(kind) if kind else None
 
@@ -155,7 +158,7 @@ def embed_all(prepared: Sequence[Prepared], backend: str, embedder: Callable, ba
         for start in range(0, len(unique), batch):
             chunk = unique[start:start + batch]
             vecs = np.asarray(raw(chunk), dtype=np.float32)
-            table.update(zip(chunk, vecs))
+            table.update(zip(chunk, vecs, strict=True))
             bar.update(len(chunk))
     for p in prepared:
         p.vectors[backend] = (np.stack([table[t] for t in p.texts]) if p.texts
@@ -254,7 +257,7 @@ def sweep_thresholds(prepared: Sequence[Prepared], config: Config,
               "stops_on_loops", "stops_on_negatives")},
              "stop_recall": ratio(s["stops_on_loops"], s["loops"]),
              "stop_fpr": ratio(s["stops_on_negatives"], s["negatives"])}
-            for t, s in zip(thresholds, summaries)]
+            for t, s in zip(thresholds, summaries, strict=True)]
 
 
 STOP_GRID = tuple((gate, warnings) for gate in ("rules", "same_loop", "agree", "same_loop+agree")
@@ -272,7 +275,7 @@ def hard_tradeoff(prepared: Sequence[Prepared], config: Config, jobs: int | None
              "hard_recall": s["stops_on_loops"] / s["loops"] if s["loops"] else float("nan"),
              "hard_fpr": s["stops_on_negatives"] / s["negatives"] if s["negatives"] else float("nan"),
              "steps_saved": s["steps_saved"], "steps_cut_negatives": s["steps_cut_negatives"]}
-            for (gate, w), s in zip(STOP_GRID, summaries)]
+            for (gate, w), s in zip(STOP_GRID, summaries, strict=True)]
 
 
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
@@ -357,7 +360,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
     t = lap("detectors", t)
 
     sweeps: dict[str, Any] = {}
-    tradeoff: dict[str, Any] = {}
+    tradeoff: list[dict[str, Any]] = []
     if sweep:
         say("semloop bench: call-threshold sweep")
         semantic_runs = [n for n in run if n in DETECTORS and DETECTORS[n][0] == "semantic"]
@@ -379,7 +382,8 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
                 bar.update(1)
                 continue
             backend = DETECTORS[n][1]
-            latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedders.get(backend),
+            embedder = embedders.get(backend) if backend is not None else None
+            latency[n] = perf.latency_summary(perf.step_latencies(sample, config_for(n, base), embedder,
                                                                    latency_budget_s))
             bar.update(1)
     perf.add_ratios(latency)
