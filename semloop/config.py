@@ -83,6 +83,12 @@ class Thresholds:
     above `min_repeats` + 1, so a loop of reworded version checks is flagged before its own answer
     turns background."""
 
+    unchanged_reruns: int = 2
+    """Earlier runs of a call with the very same output, an edit between (`novelty.unchanged_after_edit`),
+    that make a rerun that succeeds the loop: 2 = the third identical output, two edit → same-output
+    rounds. On the mini-swe-agent dev runs: 1 (one round: a fix that did not take is tried again)
+    warned 99 of 387 clean runs, 2 warns 22 and catches 19 of 34 loops, 3 warns 21 and catches 18."""
+
     # -- the signals (semloop.signals) --
     error_overlap: float = 0.25
     """Errors of one specific class from varied calls share at least this much content

@@ -502,11 +502,12 @@ _PUNCT = ",;:()[]{}\"'"
 
 def result_tokens(normalized_result: str) -> tuple[int, ...]:
     """The whitespace-separated tokens of a normalized result of up to `KEYED_MASK_CHARS`
-    characters, each as a hash (a stored step keeps no readable text of its result) whose two
+    characters, each as a hash (a stored step keeps no readable text of its result) whose three
     lowest bits say whether the token is shaped like a volatile value (bit 0: a digit in an id, a
     key=value, a number of 4+ digits; not a bare small number, "5 failed", which counts
-    something) and whether it is a count against a whole (bit 1: `2/4`, `45%`), for comparing the
-    results of one call place by place (`semloop.volatile`). () for a longer or empty result."""
+    something), whether it is a count against a whole (bit 1: `2/4`, `45%`) and whether such a
+    value is a bare number, no letter in it (bit 2: a pid, a counter, `line 36191:`), for comparing
+    the results of one call place by place (`semloop.volatile`). () for a longer or empty result."""
     if not normalized_result or len(normalized_result) > KEYED_MASK_CHARS:
         return ()
     out = []
@@ -514,7 +515,8 @@ def result_tokens(normalized_result: str) -> tuple[int, ...]:
         digit = any(c.isdigit() for c in t)
         if digit and len(t) <= 5 and t.strip(_PUNCT).replace(".", "").isdigit() and len(t.strip(_PUNCT)) <= 3:
             digit = False  # a bare small number counts something ("5 failed"): a quantity, news when it changes
-        out.append(zlib.crc32(t.encode()) << 2 | (2 if digit and _FRACTION.search(t) else 0) | digit)
+        numeric = 4 if digit and not any(c.isalpha() for c in t) else 0
+        out.append(zlib.crc32(t.encode()) << 3 | numeric | (2 if digit and _FRACTION.search(t) else 0) | digit)
     return tuple(out)
 
 
@@ -681,6 +683,21 @@ def is_pending(normalized_result: str, size: int, pending_words: int = THRESHOLD
     if head.startswith(("{", "[")):
         return bool(_PENDING_FIELD.search(head))
     return size <= pending_words and bool(_PENDING.search(head))
+
+
+# A run that reports success: a test runner's summary (`5 passed`, unittest's `OK`, `BUILD SUCCESS`, "Build completed",
+# `Tests run: 4, Failures: 0`), a script's "done successfully"; and no failure anywhere in it (a
+# zero count of failures or errors is not one).
+_SUCCESS = re.compile(r"\b(?:\d+ passed|passed|pass|ok|succeeded|success(?:ful|fully)?|completed)\b")
+_NO_FAILURES = re.compile(r"\b(?:0|no) (?:failed|failures?|errors?)\b|\b(?:failures|errors|failed): 0\b")
+_FAILURE = re.compile(r"fail|error|traceback|exception|not ok\b")
+
+
+def reports_success(normalized_result: str) -> bool:
+    """Whether a result reports that what ran passed (`_SUCCESS`) and nothing failed (`_FAILURE`,
+    besides zero counts): a test run that passes, a script that says it succeeded. Rerunning it
+    after an edit checks the edit, whatever it printed before (`novelty.unchanged_after_edit`)."""
+    return bool(_SUCCESS.search(normalized_result)) and not _FAILURE.search(_NO_FAILURES.sub(" ", normalized_result))
 
 
 # A call that waits: a tool named sleep / wait / delay / pause (or ending so: `mcp__x__wait_for`),

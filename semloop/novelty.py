@@ -120,6 +120,34 @@ def is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
         and same_facts(step, prev, th) < th.same_facts for prev in state.window if paged or not prev.is_error)
 
 
+def edited_since(state: SessionState, prev: StepRecord) -> bool:
+    """Whether something was written (`is_write`, `state.last_write`) after `prev`: the step being
+    judged is then a rerun after an edit."""
+    return state.last_write > prev.index
+
+
+def moved_after_edit(state: SessionState, step: StepRecord, prev: StepRecord) -> bool:
+    """Whether a rerun after an edit moved on from `prev`, an earlier run of the same call: its
+    output is not the very same (`result_hash`: equal once volatile details — timings, tmp paths,
+    pids, addresses — are masked or learned). A different error, another failing test, fewer
+    failures, another line is progress; so is any change at all, since the edit is what changed it.
+    Without an edit between, how alike the two outputs are is the signals' question."""
+    return edited_since(state, prev) and prev.result_hash != step.result_hash
+
+
+def unchanged_after_edit(state: SessionState, step: StepRecord, prev: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
+    """An earlier run of the same call (`prev`) that this rerun repeats although something was
+    written since: the very same output (not `moved_after_edit`), failing or not the same way. The
+    edit brought no new information to this call: edit → rerun → same output, round after round,
+    is the loop however the edits differ. Not a check that comes out clean: a run that passes
+    (`StepRecord.passed`: the tests, rerun after each change) or one whose output says nothing
+    (fewer than `Thresholds.tiny_result` words: a type check's empty output, "Build completed",
+    `git status` naming the file being refactored). Rerun after every edit, those are
+    verification: the work is the edits."""
+    return (edited_since(state, prev) and not step.passed and step.result_size >= th.tiny_result
+            and prev.is_error == step.is_error and prev.result_hash == step.result_hash)
+
+
 def is_write(step: StepRecord, state: SessionState) -> bool:
     """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`) or through
     an editor (`StepRecord.edits`, whose result shows the edited text): an edit, a file written.

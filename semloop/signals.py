@@ -17,7 +17,15 @@ import numpy as np
 
 from .config import Config
 from .features import content_similarity
-from .novelty import page_error, poll_needed, since_progress, starts_at_a_reply, uses_new_value
+from .novelty import (
+    moved_after_edit,
+    page_error,
+    poll_needed,
+    since_progress,
+    starts_at_a_reply,
+    unchanged_after_edit,
+    uses_new_value,
+)
 from .same_action import different_ids, related, result_match, same_step
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
@@ -40,7 +48,9 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     """
     needed = poll_needed(state, step, cfg)
     progress = since_progress(state, step)
-    matches = [(prev.index, m) for prev in progress if (m := same_step(step, prev, cfg))]
+    # across an edit only the very same output is the same step: a rerun whose output moved is progress
+    matches = [(prev.index, m) for prev in progress
+               if not moved_after_edit(state, step, prev) and (m := same_step(step, prev, cfg))]
     if len(matches) < needed and not step.is_message and starts_at_a_reply(progress):
         # The very same call after some talk: the replies were new, but the call did not change, so
         # nothing they said reached it (the same lookup again while the customer repeats the id).
@@ -49,16 +59,25 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
         matches = [(prev.index, m) for prev in since_progress(state, step, talk=False)
                    if prev.index < first and prev.norm_sig == step.norm_sig and (m := same_step(step, prev, cfg))
                    ] + matches
-    if len(matches) < needed and step.is_error:
-        # The very same call failing the very same way, again: whatever happened in between (a
-        # calculation, a note to self) did not change the call, so it was not progress for it.
-        # "The very same way" is the same error text once volatile parts are masked: a test run
-        # whose failure list shrank after an edit is failing less, which is progress.
-        matches = [(prev.index, m) for prev in state.window
-                   if prev.is_error and prev.result_hash == step.result_hash
-                   and (m := same_step(step, prev, cfg)) and m[0] != K.PARAPHRASE]
-        if 0 < len(matches) < needed:
-            matches = _succeeded_before(state, step, first_failure=matches[0][0]) + matches
+    if len(matches) < needed:
+        # The very same call with the very same output, again: for a call that fails, whatever
+        # happened in between (a calculation, a note to self, an edit) did not change the call, so
+        # it was not progress for it; for one that succeeds, an edit in between that left its
+        # output as it was (`unchanged_after_edit`: edit → rerun → same output). "The very same"
+        # is the same text once volatile parts are masked: a test run whose failure list shrank
+        # after an edit is failing less, which is progress.
+        same = [(prev.index, m) for prev in state.window
+                if (prev.is_error and step.is_error and prev.result_hash == step.result_hash
+                    or unchanged_after_edit(state, step, prev, cfg.thresholds))
+                and (m := same_step(step, prev, cfg)) and m[0] != K.PARAPHRASE]
+        if step.is_error and 0 < len(same) < needed:
+            same = _succeeded_before(state, step, first_failure=same[0][0]) + same
+        if step.is_error:
+            matches = same
+        elif same:  # a clean rerun's matches since the edit count too, unless only reworded
+            matches = sorted(dict(same + [(i, m) for i, m in matches if m[0] != K.PARAPHRASE]).items())
+            if not step.pending:
+                needed = cfg.thresholds.unchanged_reruns
     if len(matches) < needed and (flip := _flipping(state, step, needed)):
         matches = flip
     if len(matches) < needed:
@@ -128,6 +147,8 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     for prev in progress:
         if prev.error_class != step.error_class or not related(step, prev, cfg):
             continue
+        if prev.norm_sig == step.norm_sig and moved_after_edit(state, step, prev):
+            continue  # the same call rerun after an edit, failing otherwise: progress
         if long_result and step.result_head and prev.result_head and step.result_head != prev.result_head:
             continue
         sim = result_match(step, prev, th=th)

@@ -52,6 +52,7 @@ class StepRecord:
     wait: float = -1.0  # seconds the call waits (a sleep / wait tool, `sleep N`); -1 when it does not (features.wait_seconds)
     clock: str = ""  # digest of the timestamps its result shows (features.result_clock)
     ids: frozenset = frozenset()  # values of its identifier arguments (features.id_values)
+    passed: bool = False  # the result reports that what ran passed (features.reports_success)
     result_tokens: tuple = ()  # token hashes of a short result, for learning its volatile places (semloop.volatile)
 
 
@@ -68,7 +69,7 @@ class Cluster:
     steps: deque = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 10
+STATE_FORMAT = 11
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 

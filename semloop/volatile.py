@@ -32,16 +32,18 @@ from .state import SessionState, StepRecord
 
 # A count stated against a whole (`ready 2/4`, `45%`, `3 of 7`) measures progress: it is news however
 # often it changes.
-_OF = zlib.crc32(b"of") << 2
+_OF = zlib.crc32(b"of") << 3
 
 
 def changed_places(old: tuple[int, ...], new: tuple[int, ...], seen: frozenset[int] = frozenset(),
-                   th: Thresholds = THRESHOLDS) -> frozenset[tuple[int, ...]] | None:
+                   th: Thresholds = THRESHOLDS, numbers_only: bool = False) -> frozenset[tuple[int, ...]] | None:
     """The places where two token lists (`features.result_tokens`) differ, each named by the
     `Thresholds.context_tokens` unchanged tokens before it; empty when equal; None when they differ in content: a long
     or large change, or a place whose values are words never seen before (`pending` → `running`:
     a status moved on). A volatile value has a digit (a counter, a duration, an id, a pid, a
-    receipt) or flips to or from a value another repeat showed (`seen`: a working directory)."""
+    receipt) or flips to or from a value another repeat showed (`seen`: a working directory). With
+    `numbers_only` (results with an edit between) only bare numbers are: a pid, a counter, a shell's
+    line number; a changed code line or a value the edit reverted is content."""
     if old == new:
         return frozenset()
     ops = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
@@ -57,7 +59,7 @@ def changed_places(old: tuple[int, ...], new: tuple[int, ...], seen: frozenset[i
     for i1, i2, j1, j2 in spans:
         values = old[i1:i2] + new[j1:j2]
         flips = (j2 > j1 and set(new[j1:j2]) <= seen) or (i2 > i1 and set(old[i1:i2]) <= seen)
-        if not (flips or any(t & 1 for t in values)):
+        if not (flips or any(t & 1 for t in values)) or numbers_only and not all(t & 4 for t in values):
             return None  # new words in place of old ones: content
     changed = sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in spans)
     if changed * 2 > max(len(old), len(new)) or any(
@@ -83,10 +85,15 @@ def learn(state: SessionState, step: StepRecord, th: Thresholds = THRESHOLDS) ->
     if len(chain) < th.volatile_repeats:
         return False
     seq = chain + [step]
+    # Across an edit what changed may be what the edit changed: a code line, a value the edit
+    # reverted (A, edit, B, revert, A: a before/after comparison). Only bare numbers (a pid, a
+    # counter, the shell's `line 36191:`) are noise there (`novelty.moved_after_edit`).
+    edited = state.last_write > chain[-1].index
 
     def places(k: int) -> frozenset[tuple[int, ...]] | None:  # between seq[k - 1] and seq[k]
         seen = frozenset(t for m, s in enumerate(seq) if m not in (k - 1, k) for t in s.result_tokens)
-        return changed_places(seq[k - 1].result_tokens, seq[k].result_tokens, seen, th)
+        return changed_places(seq[k - 1].result_tokens, seq[k].result_tokens, seen, th,
+                              numbers_only=edited and k == len(seq) - 1)
 
     last = places(len(seq) - 1)
     if not last:

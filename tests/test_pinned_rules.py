@@ -890,25 +890,34 @@ REPRO_OUTPUT = "SQL Query:\nSELECT " + ", ".join(f'"main_model"."field_{name}"' 
     "depth", "color", "batch", "origin", "target", "vendor", "rating", "stock", "notes")) + ' FROM "main_model"\nRows: 2'
 
 
+REPRO_REPORT = REPRO_OUTPUT + "\nIndexes: " + ", ".join(f"idx_{w}" for w in (  # long enough to be alike, not equal
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo "
+    "sierra tango").split())
+
+
 def _repro_session(edit: bool):
     guard = LoopGuard(Config(), embedder=_intents("reproduce"))
-    actions = [guard.record("Bash", {"command": "python reproduce.py"}, REPRO_OUTPUT).action]
+    actions = [guard.record("Bash", {"command": "python reproduce.py"}, REPRO_REPORT).action]
     for k in range(3):
         topic = ("parser", "cache", "router")[k]  # a different file each time: new content, progress
         fresh = "\n".join(f"def {topic}_{word}(x):\n    return {topic}_{word}_table[x]" for word in
                           ("alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar", "sierra"))
         actions.append(guard.record("Bash", {"command": f"cat pkg/part_{k}.py"}, fresh).action)
+        output = REPRO_REPORT
         if edit:
             actions.append(guard.record("Bash", {"command": f"sed -i 's/x \\* {k}/x + {k}/' pkg/part_{k}.py"},
                                         MINI_SWE_EMPTY).action)
-        actions.append(guard.record("Bash", {"command": "python reproduce.py"}, REPRO_OUTPUT).action)
+            output = REPRO_REPORT.replace("Rows: 2", f"Rows: {3 + k}")  # what the edit changed
+        actions.append(guard.record("Bash", {"command": "python reproduce.py"}, output).action)
     return actions
 
 
 def test_running_the_reproducer_again_after_an_edit_checks_the_edit():
-    """The same reproducer, the same printout, four times — but each run follows an edit answered
-    by a bare acknowledgement: each run checks a change (`state.last_write`). Without the edits
-    the same runs make a stale cluster. Mutation: drop the last_write check in update_clusters."""
+    """The same reproducer four times, its printout a little different after each edit (answered
+    by a bare acknowledgement): each run checks a change (`state.last_write`), though it reads much
+    like the last. Without the edits the same runs make a stale cluster. (The printout unchanged
+    after every edit is the edit → rerun loop: tests/test_edit_rerun.py.) Mutation: drop the
+    last_write check in update_clusters."""
     assert set(_repro_session(edit=True)) == {"allow"}
     assert "warn" in _repro_session(edit=False)
 
@@ -924,13 +933,17 @@ def _edit_and_rerun(output: str, edit: bool):
     return actions
 
 
-def test_a_test_run_after_each_edit_checks_the_edit_but_the_same_error_stays_a_loop():
-    """Edit → run → edit → run, the output unchanged: each run checks an edit (`since_progress`
-    starts at `state.last_write` for a call that succeeds). Without the edits the same runs are an
-    exact repeat; and a run failing the very same way after every edit still is one. Mutation:
-    `since_progress` ignoring `last_write`."""
-    assert set(_edit_and_rerun(REPRO_OUTPUT, edit=True)) == {"allow"}
-    assert "warn" in _edit_and_rerun(REPRO_OUTPUT, edit=False)
+def test_a_test_run_after_each_edit_checks_the_edit_but_the_same_output_stays_a_loop():
+    """Edit → run → edit → run: one run after an edit checks it (`since_progress` starts at
+    `state.last_write` for a call that succeeds), so the first rerun with the output unchanged is
+    allowed; the second round with nothing moved is the loop (`novelty.unchanged_after_edit`),
+    failing or not. Without the edits the same runs are an exact repeat at once. (Edits with the
+    output unchanged were all allowed before the edit → rerun rule: a loop mini-swe-agent runs
+    showed, CHANGELOG.md.) Mutation: `unchanged_after_edit` always False. (`since_progress`
+    ignoring `last_write` warns the clean checks after each edit below.)"""
+    assert _edit_and_rerun(REPRO_OUTPUT, edit=True)[:4] == ["allow"] * 4
+    assert "warn" in _edit_and_rerun(REPRO_OUTPUT, edit=True)
+    assert _edit_and_rerun(REPRO_OUTPUT, edit=False)[:3] == ["allow", "allow", "warn"]
     failing = "Traceback (most recent call last):\n  File \"reproduce.py\", line 3\nImportError: cannot import name 'X'"
     assert "warn" in _edit_and_rerun(failing, edit=True)
 
@@ -984,20 +997,26 @@ def test_a_cluster_does_not_go_stale_on_programs_it_never_ran():
     assert "warn" in session(["probe.py"] * 5)
 
 
-FILE_VIEW = "\n".join(f"    {i}\t        handler_{i}(state, migration)" for i in range(250, 271))
+def _file_view(edited: set[int]) -> str:
+    """`sed -n '250,270p'` of a file whose lines `edited` pass the plan instead of the migration."""
+    return "\n".join(f"    {i}\t        state_{i} = handler_{i}(state, {'plan' if i in edited else 'migration'})"
+                     for i in range(250, 271))
 
 
 def test_a_view_after_an_edit_of_the_same_kind_checks_the_edit():
     """`sed -n` view, `sed -i` edit, view again — the edit joins the views' cluster, and the view
-    after it checks the edit even when the text looks the same. Mutation: `state.last_write >=
-    cluster.steps[-1]` → `>` (the write, being the cluster's last call, then excuses nothing)."""
+    after it checks the edit even though the text looks much the same (one word changed). Mutation:
+    `state.last_write >= cluster.steps[-1]` → `>` (the write, being the cluster's last call, then
+    excuses nothing)."""
     guard = LoopGuard(Config(), embedder=_intents("executor.py"))
     view = {"command": "sed -n '250,270p' django/db/migrations/executor.py"}
-    actions = [guard.record("Bash", view, FILE_VIEW).action]
+    edited: set[int] = set()
+    actions = [guard.record("Bash", view, _file_view(edited)).action]
     for line in (255, 257, 259, 261):
-        actions.append(guard.record("Bash", {"command": f"sed -i '{line}d' django/db/migrations/executor.py"},
+        actions.append(guard.record("Bash", {"command": f"sed -i '{line}s/migration/plan/' django/db/migrations/executor.py"},
                                     MINI_SWE_EMPTY).action)
-        actions.append(guard.record("Bash", view, FILE_VIEW).action)
+        edited.add(line)
+        actions.append(guard.record("Bash", view, _file_view(edited)).action)
     assert set(actions) == {"allow"}
 
 
