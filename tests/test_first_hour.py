@@ -25,8 +25,8 @@ def test_version(semloop_cmd):
     (["scan"], "claude-code = a Claude Code session transcript"),
     (["scan"], "2 = bad input or a missing optional dependency"),
     (["calibrate"], "jsonl = semloop traces"),
-    (["hook"], "Run as a hook of claude-code or gemini-cli"),
-    (["--help"], "add semloop's hooks to the settings of claude-code or gemini-cli"),
+    (["hook"], "Run as a hook of claude-code, gemini-cli, codex, copilot, cursor, openhands"),
+    (["--help"], "add semloop's hooks to the settings of claude-code, gemini-cli, codex, copilot, cursor, openhands"),
     (["report"], "self-contained HTML"),
     (["demo"], "five loops, four hard negatives"),
     (["install"], "Add semloop's hooks to an agent's settings"),
@@ -117,7 +117,7 @@ def test_readme_numbers_are_generated_from_the_results_files():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     pages = {name: (ROOT / name).read_text() for name in ("README.md", "docs/benchmarks.md", "docs/usage.md")}
-    assert "<!-- generated: bench-table -->" in pages["README.md"]
+    assert "<!-- generated: real-runs -->" in pages["README.md"]
     for name in ("bench-table", "bench-data", "bench-kinds", "bench-process", "bench-targets"):
         assert f"<!-- generated: {name} -->" in pages["docs/benchmarks.md"], name
     assert "<!-- generated: calibration -->" in pages["docs/usage.md"]
