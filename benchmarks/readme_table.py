@@ -108,10 +108,46 @@ def calibration(cal: dict) -> str:
             f"{pct(chosen['fpr'])}) against the defaults' recall {default['recall']:.3f}, FPR {pct(default['fpr'])}.")
 
 
+def real_runs(summary: dict) -> str:
+    """The README's table: the real runs `benchmarks/trust.py --summary` measured, test halves with
+    the dev halves (tuned on) in brackets, soft and hard block apart."""
+    test, dev = summary["test"], summary.get("dev") or {}
+
+    def cell(name: str, kind: str, of: str) -> str:
+        def rate(half: dict) -> str:
+            c = half[name]
+            x = c[f"{kind}_{'tp' if of == 'loops' else 'fp'}"] / c[of]
+            return f"{100 * x:.2f}%" if 0 < x < 0.01 else pct(x)
+
+        return rate(test) + (f" ({rate(dev)})" if name in dev else "")
+
+    labels = {"semloop": "semloop (default)", "exact": "exact matching, window 3"}
+    names = ["semloop", "exact", *(k for k in test if k.startswith("agent-loop-guard"))]
+    rows = ["| detector | soft block: loops caught | soft block: clean runs warned "
+            "| hard block: loops ended | hard block: clean runs stopped |",
+            "|---|---:|---:|---:|---:|"]
+    for name in names:
+        label = labels.get(name, f"`{name}` (PyPI)")
+        rows.append(f"| {label} | {cell(name, 'soft', 'loops')} | {cell(name, 'soft', 'clean')} "
+                    f"| {cell(name, 'hard', 'loops')} | {cell(name, 'hard', 'clean')} |")
+    c = test["semloop"]
+    only = test["exact_only_loops"] + dev.get("exact_only_loops", 0)
+    rows.append("")
+    rows.append(f"Test halves: {c['loops'] + c['clean']:,} real runs of coding, browser and customer-service agents "
+                f"({c['loops']} loops), never tuned on; in brackets the dev halves"
+                + (f" ({dev['semloop']['loops'] + dev['semloop']['clean']:,} runs, {dev['semloop']['loops']} loops)"
+                   if "semloop" in dev else "")
+                + f". Loops exact matching catches and semloop misses: {only}.")
+    return "\n".join(rows)
+
+
 def blocks() -> dict[str, str]:
     results = json.loads((RESULTS / "results.json").read_text())
     out = {"bench-table": table(results), "bench-data": data(results), "bench-notes": notes(results),
            "bench-kinds": kinds(results), "bench-process": process(results), "bench-targets": targets(results)}
+    trust_path = RESULTS / "trust_summary.json"
+    if trust_path.exists():
+        out["real-runs"] = real_runs(json.loads(trust_path.read_text()))
     cal_path = RESULTS / "calibration.json"
     if cal_path.exists():
         out["calibration"] = calibration(json.loads(cal_path.read_text()))

@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("groups", nargs="+", metavar="GROUP=DEV,TEST")
     ap.add_argument("--json", help="write the table as JSON here")
+    ap.add_argument("--summary", help="write the real groups' totals per half here (groups named synth* left out): "
+                    "the README's real-run sentence (benchmarks/readme_table.py) reads it")
     ap.add_argument("--half", choices=("dev", "test", "both"), default="both",
                     help="measure only this half (tune with --half dev)")
     ap.add_argument("--variants", action="store_true", help="also measure the hard-stop variants")
@@ -56,7 +58,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump(summary(rows), f, indent=1)
+            f.write("\n")
     return 0
+
+
+COUNTS = ("loops", "clean", "soft_tp", "soft_fp", "hard_tp", "hard_fp")
+
+
+def summary(rows: list[dict]) -> dict:
+    """Per half and detector, the counts summed over the real groups (not `synth*`, not `all`), and
+    the exact-matching invariant (loops exact matching flags and semloop never does)."""
+    out: dict = {}
+    for row in rows:
+        if row["group"] == "all" or row["group"].startswith("synth"):
+            continue
+        half = out.setdefault(row["half"], {"groups": [], "exact_only_loops": 0})
+        half["groups"].append(row["group"])
+        half["exact_only_loops"] += len(row["violations"]["loops"])
+        for name in ("semloop", "exact", *(k for k in row if k.startswith("agent-loop-guard"))):
+            totals = half.setdefault(name, dict.fromkeys(COUNTS, 0))
+            for key in COUNTS:
+                totals[key] += row[name][key]
+    return out
 
 
 if __name__ == "__main__":
