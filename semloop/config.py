@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +110,20 @@ class Config:
     (two signal kinds agree on the step), or "same_loop+agree". The layered detector only: the
     baselines stop at the flag after `max_warnings`, as their recipes do."""
 
+    gate_coefs: tuple[float, ...] = (-1.050, -0.572, -1.084, -0.376, 1.510, 0.269, -0.300, 0.497, 2.233, -1.197,
+                                     -1.145, 0.269, -2.012, 0.256, -1.436, -1.451, 2.117, 1.582, 0.396, 1.352,
+                                     1.109, 0.067, -2.679)
+    """Coefficients of the second view on a flag (`semloop.gate`: one per `gate.FEATURES`, fitted
+    on the labeled dev runs by `benchmarks/gate_fit.py`); () turns the second view off: every flag
+    warns, and `stop_gate` alone decides the stop."""
+
+    warn_score: float = 0.2
+    """Gate score (0..1) a flag needs to warn (the soft block). A flag below it is kept as the
+    session's loop memory but not shown."""
+
+    stop_score: float = 0.5
+    """Gate score (0..1) the flag past `max_warnings` needs to stop the run (the hard block)."""
+
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""
 
@@ -151,7 +166,7 @@ class Config:
         _check(self.detector in DETECTORS, f"detector must be one of {DETECTORS}, got {self.detector!r}")
         _check(self.embedding in EMBEDDINGS, f"embedding must be one of {EMBEDDINGS}, got {self.embedding!r}")
         for name in ("call_threshold", "result_threshold", "related_threshold", "cluster_threshold",
-                     "message_threshold"):
+                     "message_threshold", "warn_score", "stop_score"):
             value = getattr(self, name)
             _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
         for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",
@@ -170,6 +185,12 @@ class Config:
         _check(self.stop_gate in ("rules", "same_loop", "agree", "same_loop+agree"),
                f"stop_gate must be one of rules, same_loop, agree, same_loop+agree; got {self.stop_gate!r}")
         _check(self.language in ("en", "zh"), f"language must be 'en' or 'zh', got {self.language!r}")
+        from .gate import FEATURES
+
+        coefs = tuple(self.gate_coefs)
+        _check(len(coefs) in (0, len(FEATURES)) and all(isinstance(c, (int, float)) and math.isfinite(c) for c in coefs),
+               f"gate_coefs must be {len(FEATURES)} finite numbers (semloop.gate.FEATURES) or empty, got {coefs!r}")
+        object.__setattr__(self, "gate_coefs", tuple(float(c) for c in coefs))
         periods = tuple(self.cycle_periods)
         _check(all(isinstance(p, int) and p >= 2 for p in periods), f"cycle_periods must be integers >= 2, got {periods!r}")
         object.__setattr__(self, "cycle_periods", periods)
@@ -203,7 +224,7 @@ class Config:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown config key(s) {unknown}; known keys: {sorted(known)}")
-        for key in ("cycle_periods", "message_tools"):
+        for key in ("cycle_periods", "message_tools", "gate_coefs"):
             if key in data and not isinstance(data[key], str):
                 data[key] = tuple(data[key])
         return cls(**data)
@@ -243,6 +264,7 @@ class Config:
         data = dataclasses.asdict(self)
         data["cycle_periods"] = list(self.cycle_periods)
         data["message_tools"] = list(self.message_tools)
+        data["gate_coefs"] = list(self.gate_coefs)
         return data
 
 
