@@ -43,7 +43,7 @@ def flags_of(paths: list[str], base: Config) -> tuple[list[dict[str, Any]], list
         found_at: list[tuple[int, list[float]]] = []
 
         def keep(state, step, found, cfg, _out=found_at):  # type: ignore[no-untyped-def]
-            _out.append((step.index, gate.features(state, step, found)))
+            _out.append((step.index, gate.features(state, step, found, cfg.thresholds)))
             return 0.5
 
         guard._gate_score = keep  # type: ignore[method-assign]

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from semloop import LoopGuard, signals
+from semloop import LoopGuard, same_action
 from semloop.traces import load_traces
 
 FEATURES = ["call_cos_same_tool", "call_cos_any", "result_sim_best_call", "same_exact", "same_norm",
@@ -39,7 +39,7 @@ def step_features(guard: LoopGuard, verdict) -> list[float]:
     asks = [c for c, p in zip(cos, prev) if p.is_message and p.asks] if step.is_message and step.asks else []
     cluster = guard.state.clusters.get(step.cluster)  # -1 (no cluster) is never a key
     return [max(same_tool, default=0.0), max(cos, default=0.0),
-            signals.result_match(step, prev[best]) if best >= 0 else 0.0,
+            same_action.result_match(step, prev[best]) if best >= 0 else 0.0,
             sum(p.exact_sig == step.exact_sig for p in prev), sum(p.norm_sig == step.norm_sig for p in prev),
             sum(p.result_hash == step.result_hash for p in prev), sum(p.skeleton_sig == step.skeleton_sig for p in prev),
             float(step.is_error), sum(p.error_class == step.error_class for p in prev) if step.is_error else 0,

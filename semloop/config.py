@@ -12,9 +12,10 @@ import json
 import logging
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 DETECTORS = (
     "semantic",  # the full layered stack (default)
@@ -28,6 +29,111 @@ DETECTORS = (
     "crewai",
 )
 EMBEDDINGS = ("static", "sentence-transformers", "hashing")
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every detection threshold besides `Config`'s own knobs, in one place: the bounds that the
+    pairwise relations (`semloop.same_action`), the progress rules (`semloop.novelty`), the
+    signals (`semloop.signals`), the feature extraction (`semloop.features`) and the volatile-value
+    learning (`semloop.volatile`) compare against. `Config.thresholds` holds one; set fields in a
+    config file's `[semloop.thresholds]` table, through `Config(thresholds=Thresholds(...))`, or
+    per tool in `Config.tool_overrides` (by field name). Defaults were chosen on the dev split.
+
+    Fractions are in [0, 1]; sizes count distinct words of a normalized result (`result_size`)
+    unless said otherwise. (Bounds on memory and on how much text is read — sketch sizes, buffer
+    caps, LRU limits — are not detection tuning and stay beside the code they bound.)
+    """
+
+    # -- is this the same action? (semloop.same_action) --
+    entity_overlap: float = 0.5
+    """Reworded calls must act on mostly the same paths / ids / numbers (`features.entity_overlap`)."""
+
+    same_head_jaccard: float = 0.6
+    """Results with the same first line (page title and URL) need only this much word overlap."""
+
+    same_facts: float = 0.8
+    """Reworded calls whose results state (nearly) the same facts (versions, hashes, paths): the
+    fact sets' Jaccard overlap (`same_action.same_facts`)."""
+
+    same_content: float = 0.95
+    """Result similarity that reads as the very same content (a few words of echo apart): what
+    calls with one word swapped need (`same_action.swapped_target`)."""
+
+    fact_result: int = 80
+    """A brief result: at most this many distinct words. Only brief results are compared by their
+    facts; an error over a longer result is a page error (`novelty.page_error`)."""
+
+    short_result: int = 30
+    """Results with fewer distinct words are "the same" only when equal after normalization (and
+    the words echoing the calls): in a short result one changed word (Pending → Running) is the
+    whole news."""
+
+    tiny_result: int = 8
+    """Results with fewer distinct words ("OK", an empty output) say nothing about what a call did:
+    no containment, and no detailed short answer."""
+
+    # -- did this step bring new information? (semloop.novelty) --
+    background_fact: int = 4
+    """A fact this many earlier brief results stated is background (`novelty.foreground_facts`);
+    above `min_repeats` + 1, so a loop of reworded version checks is flagged before its own answer
+    turns background."""
+
+    # -- the signals (semloop.signals) --
+    error_overlap: float = 0.25
+    """Errors of one specific class from varied calls share at least this much content
+    (`signals.repeated_result`)."""
+
+    same_ask_similarity: float = 0.7
+    """Messages naming the same requested thing need only this similarity (`signals.repeated_message`)."""
+
+    # -- features (semloop.features) --
+    head_words: int = 6
+    """Distinct words a result's first line needs to name what the result is about (`features.result_head`)."""
+
+    pending_words: int = 40
+    """A pending word ("queued", "building") is a status only in a result of at most this many
+    distinct words (`features.is_pending`)."""
+
+    # -- volatile values (semloop.volatile) --
+    volatile_span: int = 3
+    """Tokens one volatile place may span (`session sess-8, pid 4312` is two places)."""
+
+    volatile_repeats: int = 2
+    """Consecutive differences at the same places that make those places noise."""
+
+    context_tokens: int = 2
+    """Unchanged tokens before a place that name it."""
+
+    merge_gap: int = 0
+    """Changed tokens at most this far apart are one place (0: side by side)."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.type == "float":
+                _check(isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0,
+                       f"thresholds.{f.name} must be in [0, 1], got {value!r}")
+            else:
+                _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+                       f"thresholds.{f.name} must be an integer >= 0, got {value!r}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Thresholds:
+        _check(isinstance(data, Mapping), f"thresholds must be a table, got {type(data).__name__}")
+        unknown = sorted(set(data) - THRESHOLD_NAMES)
+        _check(not unknown, f"unknown threshold(s) {unknown}; known: {sorted(THRESHOLD_NAMES)}")
+        return cls(**data)
+
+
+THRESHOLD_NAMES = frozenset(f.name for f in dataclasses.fields(Thresholds))
+THRESHOLDS = Thresholds()
+"""The defaults: what functions called without a `Config` (tests, tools) compare against."""
 
 
 @dataclass(frozen=True)
@@ -118,11 +224,12 @@ class Config:
     warns, and `stop_gate` alone decides the stop."""
 
     warn_score: float = 0.2
-    """Gate score (0..1) a flag needs to warn (the soft block). A flag below it is kept as the
-    session's loop memory but not shown."""
+    """Gate score (0..1, `semloop.gate`) a flag needs to warn (the soft block). A flag below it is
+    not shown; it counts towards the stop, never as the last warning before it."""
 
     stop_score: float = 0.5
-    """Gate score (0..1) the flag past `max_warnings` needs to stop the run (the hard block)."""
+    """Gate score (0..1, `semloop.gate`) the flag past `max_warnings` needs to stop the run (the hard
+    block), besides `stop_gate`: a false stop costs a run, a missed one leaves the warnings."""
 
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""
@@ -152,7 +259,8 @@ class Config:
     """On an internal error, `record`/`check` return "allow" and log a warning. False raises."""
 
     tool_overrides: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    """Per-tool thresholds, e.g. {"WebSearch": {"call_threshold": 0.8}} (from `semloop calibrate`)."""
+    """Per-tool thresholds, e.g. {"WebSearch": {"call_threshold": 0.8}} (from `semloop calibrate`):
+    the similarity knobs above and any `Thresholds` field by name ({"Bash": {"fact_result": 120}})."""
 
     store: str | None = None
     """Where `LoopGuard(session=...)` keeps session state: "memory://", "sqlite:///path/state.sqlite3",
@@ -161,6 +269,10 @@ class Config:
 
     store_ttl: float = 7 * 86400.0
     """Seconds a stored session is kept after its last step (Redis: the key's TTL)."""
+
+    thresholds: Thresholds = THRESHOLDS
+    """The detection thresholds besides the knobs above (`Thresholds`: overlaps, brief and short
+    result sizes, volatile-value spans); a config file sets them in `[semloop.thresholds]`."""
 
     def __post_init__(self) -> None:
         _check(self.detector in DETECTORS, f"detector must be one of {DETECTORS}, got {self.detector!r}")
@@ -188,35 +300,50 @@ class Config:
         from .gate import FEATURES
 
         coefs = tuple(self.gate_coefs)
-        _check(len(coefs) in (0, len(FEATURES)) and all(isinstance(c, (int, float)) and math.isfinite(c) for c in coefs),
+        _check(len(coefs) in (0, len(FEATURES))
+               and all(isinstance(c, (int, float)) and math.isfinite(c) for c in coefs),
                f"gate_coefs must be {len(FEATURES)} finite numbers (semloop.gate.FEATURES) or empty, got {coefs!r}")
         object.__setattr__(self, "gate_coefs", tuple(float(c) for c in coefs))
         periods = tuple(self.cycle_periods)
-        _check(all(isinstance(p, int) and p >= 2 for p in periods), f"cycle_periods must be integers >= 2, got {periods!r}")
+        _check(all(isinstance(p, int) and p >= 2 for p in periods),
+               f"cycle_periods must be integers >= 2, got {periods!r}")
         object.__setattr__(self, "cycle_periods", periods)
         names = (self.message_tools,) if isinstance(self.message_tools, str) else self.message_tools
         _check(all(isinstance(n, str) and n for n in names), f"message_tools must be tool names, got {names!r}")
         object.__setattr__(self, "message_tools", tuple(n.casefold() for n in names))
         object.__setattr__(self, "messages", dict(self.messages))
+        thresholds = self.thresholds
+        if not isinstance(thresholds, Thresholds):
+            thresholds = Thresholds.from_dict(thresholds)
+        object.__setattr__(self, "thresholds", thresholds)
         overrides = {str(k): dict(v) for k, v in dict(self.tool_overrides).items()}
         for tool, knobs in overrides.items():
             for knob, value in knobs.items():
-                _check(knob in _OVERRIDABLE, f"tool_overrides[{tool!r}]: {knob!r} cannot be set per tool "
-                                             f"(allowed: {sorted(_OVERRIDABLE)})")
-                _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0,
-                       f"tool_overrides[{tool!r}][{knob!r}] must be in [0, 1], got {value!r}")
+                _check(knob in _OVERRIDABLE or knob in THRESHOLD_NAMES,
+                       f"tool_overrides[{tool!r}]: {knob!r} cannot be set per tool "
+                       f"(allowed: {sorted(_OVERRIDABLE)} and the thresholds {sorted(THRESHOLD_NAMES)})")
+                if knob in _OVERRIDABLE:
+                    _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0,
+                           f"tool_overrides[{tool!r}][{knob!r}] must be in [0, 1], got {value!r}")
+            try:
+                _tool_thresholds(thresholds, knobs)  # validated now, not at the tool's first call
+            except ValueError as exc:
+                raise ValueError(f"tool_overrides[{tool!r}]: {exc}") from None
         object.__setattr__(self, "tool_overrides", overrides)
 
-    def for_tool(self, tool: str) -> "Config":
+    def for_tool(self, tool: str) -> Config:
         """This config with `tool`'s overrides applied (itself when there are none)."""
         knobs = self.tool_overrides.get(tool)
-        return dataclasses.replace(self, **knobs) if knobs else self
+        if not knobs:
+            return self
+        own: dict[str, Any] = {k: v for k, v in knobs.items() if k in _OVERRIDABLE}
+        return dataclasses.replace(self, **own, thresholds=_tool_thresholds(self.thresholds, knobs))
 
-    def replace(self, **changes: Any) -> "Config":
+    def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Config":
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
         if not isinstance(data, Mapping):
             raise ValueError(f"config must be a mapping, got {type(data).__name__}")
         data = dict(data.get("semloop", data))  # accept a [semloop] table / {"semloop": {...}}
@@ -227,10 +354,12 @@ class Config:
         for key in ("cycle_periods", "message_tools", "gate_coefs"):
             if key in data and not isinstance(data[key], str):
                 data[key] = tuple(data[key])
+        if "thresholds" in data:
+            data["thresholds"] = Thresholds.from_dict(data["thresholds"])
         return cls(**data)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "Config":
+    def from_file(cls, path: str | Path) -> Config:
         """Read a `.json` or `.toml` file (a top-level `semloop` table is accepted)."""
         path = Path(path)
         try:
@@ -250,7 +379,8 @@ class Config:
             else:
                 data = json.loads(text)
         except RecursionError:
-            raise ValueError(f"{path}: invalid {'TOML' if path.suffix == '.toml' else 'JSON'}: nested too deeply") from None
+            kind = "TOML" if path.suffix == ".toml" else "JSON"
+            raise ValueError(f"{path}: invalid {kind}: nested too deeply") from None
         except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
             raise ValueError(f"{path}: invalid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from None
         if not isinstance(data, dict):
@@ -271,9 +401,10 @@ class Config:
 _OVERRIDABLE = {"call_threshold", "result_threshold", "related_threshold", "cluster_threshold", "message_threshold"}
 
 
-def _check(ok: bool, message: str) -> None:
-    if not ok:
-        raise ValueError(message)
+def _tool_thresholds(thresholds: Thresholds, knobs: Mapping[str, float]) -> Thresholds:
+    """`thresholds` with the threshold fields among one tool's override knobs."""
+    changed: dict[str, Any] = {k: v for k, v in knobs.items() if k in THRESHOLD_NAMES}
+    return dataclasses.replace(thresholds, **changed) if changed else thresholds
 
 
 def fail_open(config: Any, exc: Exception, what: str, consequence: str = "allowing the call") -> None:

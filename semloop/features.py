@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .config import THRESHOLDS
+
 # -- canonical form --------------------------------------------------------------------------
 
 
@@ -269,7 +271,8 @@ def ask_terms(asks: str) -> frozenset[str]:
     information noun ("reservation id", "zip code", "email address", "order number"), fillers and
     courtesy words left out. Two asks naming the same piece ask for the same thing."""
     words = [w for w in _WORD.findall(asks.casefold()) if w not in _FILLER and len(w) > 1]
-    return frozenset(f"{a} {b}" for a, b in zip(words, words[1:]) if b in _INFO_NOUNS and a not in _INFO_NOUNS)
+    return frozenset(f"{a} {b}" for a, b in zip(words, words[1:], strict=False)
+                     if b in _INFO_NOUNS and a not in _INFO_NOUNS)
 
 
 def message_asks(text: str, limit: int = 4000) -> str:
@@ -361,10 +364,12 @@ def plain_words(values: list[str], limit: int = 64) -> frozenset[str]:
     return frozenset(_TOKEN.findall(_ENTITY.sub(" ", _values_text(values)))[:limit])
 
 
-def short_result_words(normalized_result: str, size: int) -> tuple[str, ...]:
-    """The words of a short result (see `SHORT_RESULT`), kept so that two short results can be
-    compared without the parts that echo their calls (`"city": "TYO"` vs `"city": "Tokyo"`)."""
-    return tuple(_TOKEN.findall(normalized_result)) if size < SHORT_RESULT else ()
+def short_result_words(normalized_result: str, size: int,
+                       short_result: int = THRESHOLDS.short_result) -> tuple[str, ...]:
+    """The words of a short result (fewer distinct words than `Thresholds.short_result`), kept so
+    that two short results can be compared without the parts that echo their calls (`"city":
+    "TYO"` vs `"city": "Tokyo"`)."""
+    return tuple(_TOKEN.findall(normalized_result)) if size < short_result else ()
 
 
 ACK_WORDS = frozenset("""0 ok okay success successful successfully succeeded done true updated saved created
@@ -386,14 +391,14 @@ READER_WORDS = frozenset("you your please".split())
 
 
 def is_acknowledgement(result: str, short_words: tuple[str, ...], result_size: int,
-                       input_words: frozenset[str]) -> bool:
+                       input_words: frozenset[str], short_result: int = THRESHOLDS.short_result) -> bool:
     """A result that says nothing of what its call did besides echoing it: every word is an
     acknowledgement word (`ACK_WORDS`) or one of the call's own words; or a success notice with
     guidance for the agent appended (Claude Code's TodoWrite answers every update with "Todos have
     been modified successfully. Ensure that you continue to use the todo list ..."): some sentence
     addresses the reader, and every other one says it succeeded, naming at most its subject
     (`todos`). ("-- Configuring done" alone is an answer: no guidance, and "configuring" is news.)"""
-    if result_size >= SHORT_RESULT:
+    if result_size >= short_result:
         return False
 
     def known(word: str) -> bool:
@@ -430,6 +435,8 @@ _VOLATILE = re.compile(
     r"|\b0x[0-9a-f]{6,}\b"  # addresses
     r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",  # uuids
 )
+# Sizes of what is read and kept, not detection tuning (the thresholds are `config.Thresholds`):
+# SKETCH_SIZE is part of the stored state (`state_format`); the others bound the work per step.
 SKETCH_SIZE = 64
 SKETCH_CHARS = 32_000
 
@@ -440,7 +447,7 @@ _VOLATILE_CANDIDATE = re.compile(
     r"\b(?:\d|[a-f][0-9a-f]{7}-)[\w:.+-]*(?: ?(?:ms|µs|us|ns|sec|secs|seconds|s)\b| \d{1,2}:\d{2}[\w:.+-]*)?")
 
 
-def _mask(match: re.Match) -> str:
+def _mask(match: re.Match[str]) -> str:
     token = match.group()
     if token.isdigit():  # every volatile pattern needs a non-digit (-, :, a unit, 0x): a plain number stays
         return token
@@ -469,7 +476,8 @@ _AGO = re.compile(r"\b\d+(\.\d+)?\s?(min|mins|minutes?|h|hrs?|hours?|days?|weeks
 _SPINNER = re.compile("[\u2800-\u28ff\u25d0-\u25d3\u25f4-\u25f7]+")
 KEYED_MASK_CHARS = 2000
 """Keyed volatile values are masked in results up to this long (retry errors, status lines: where
-they decide "same result"); a pass over every web page would cost more than it finds."""
+they decide "same result"); a pass over every web page would cost more than it finds. A bound on
+the work per step, like `RESULT_TOKENS`, `FACT_CHARS` and `MAX_FACTS`."""
 
 
 def mask_keyed(text: str) -> str:
@@ -497,8 +505,8 @@ def result_tokens(normalized_result: str) -> tuple[int, ...]:
     characters, each as a hash (a stored step keeps no readable text of its result) whose two
     lowest bits say whether the token is shaped like a volatile value (bit 0: a digit in an id, a
     key=value, a number of 4+ digits; not a bare small number, "5 failed", which counts
-    something) and whether it is a count against a whole (bit 1: `2/4`, `45%`), for comparing the results of one call place by place
-    (`semloop.volatile`). () for a longer or empty result."""
+    something) and whether it is a count against a whole (bit 1: `2/4`, `45%`), for comparing the
+    results of one call place by place (`semloop.volatile`). () for a longer or empty result."""
     if not normalized_result or len(normalized_result) > KEYED_MASK_CHARS:
         return ()
     out = []
@@ -548,7 +556,8 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("syntax", r"syntax ?error|unexpected token|parse error"),
     ("disk", r"no space left|enospc|disk (is )?full|quota exceeded|errno 28"),
     ("memory", r"out of memory|cannot allocate memory|memoryerror|oomkilled"),
-    ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|no (results|matches|records|rows|files|items|entries)( found)?|"
+    ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|"
+              r"no (results|matches|records|rows|files|items|entries)( found)?|"
               r"found 0 |\b0 (results|matches|hits)\b|please narrow your search|too many (results|matches)"),
     ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
     ("error", r"^(error|fatal|err!)\b|npm err!|\berror:|^traceback|\bexception\b|\bfailed\b|"
@@ -589,16 +598,13 @@ def error_class(text: str, is_error: bool = False, search: bool = False) -> str 
     return "other" if is_error else None
 
 
-HEAD_WORDS = 6
-
-
-def result_head(text: str) -> str:
+def result_head(text: str, head_words: int = THRESHOLDS.head_words) -> str:
     """Digest of a result's first non-empty line, normalized: what the result is *about* (a page's
     title and URL). "" when that line is too short to name anything (`Exit code 1`, a table
     header): then it says nothing about two results being the same."""
     first = next((line for line in text[:2000].splitlines() if line.strip()), "")
     head = normalize_result(first[:500])
-    return digest(head) if len(set(_TOKEN.findall(head))) >= HEAD_WORDS else ""
+    return digest(head) if len(set(_TOKEN.findall(head))) >= head_words else ""
 
 
 def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
@@ -611,8 +617,8 @@ def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
     # one encode for all words (they are `\w+`: no newline inside), crc32 mapped in C
     crcs = map(zlib.crc32, "\n".join(words).encode("utf-8", errors="replace").split(b"\n"))
     if len(words) <= _NUMPY_FROM:  # numpy's fixed cost is larger than the work for a short result
-        distinct = sorted({((c ^ (c >> 15)) * _MIX & _MASK64) >> 32 for c in crcs})
-        return tuple(distinct[:SKETCH_SIZE]), len(distinct)
+        small = sorted({((c ^ (c >> 15)) * _MIX & _MASK64) >> 32 for c in crcs})
+        return tuple(small[:SKETCH_SIZE]), len(small)
     ids = np.fromiter(crcs, dtype=np.uint64, count=len(words))
     mixed = np.sort(((ids ^ (ids >> np.uint64(15))) * np.uint64(_MIX)) >> np.uint64(32))
     distinct = mixed[np.concatenate(([True], mixed[1:] != mixed[:-1]))]  # not np.unique: it imports numpy.ma
@@ -621,7 +627,7 @@ def result_sketch(normalized_result: str) -> tuple[tuple[int, ...], int]:
 
 _MIX = 0xBF58476D1CE4E5B9  # splitmix64's multiplier: spreads crc32 values before taking the bottom k
 _MASK64 = (1 << 64) - 1  # numpy's uint64 product wraps; the pure-Python path masks to match
-_NUMPY_FROM = 200
+_NUMPY_FROM = 200  # words from which numpy is faster (the same sketch either way): speed, not tuning
 
 
 # Facts a result states: versions, commit hashes, long numbers, paths. `pip show x`, `pip list |
@@ -663,21 +669,18 @@ _PENDING = re.compile(r"\b(pending|queued|in[ _-]?progress|running|building|depl
 _PENDING_FIELD = re.compile(r'"(?:status|state|phase|stage)": "' + _PENDING.pattern)
 
 
-PENDING_WORDS = 40
-"""A status line is brief ("STATUS: queued", "Building… 3/7"). In a long output — a pytest header
-("running tests with …"), an apt log ("building dependency tree"), a page of docs ("creating …") — a
-pending word is one word among many, not the state of what is being polled."""
-
-
-def is_pending(normalized_result: str, size: int) -> bool:
+def is_pending(normalized_result: str, size: int, pending_words: int = THRESHOLDS.pending_words) -> bool:
     """Whether a result reports a status still in progress ("STATUS: queued", "Building…"): a JSON
     record's status field in its first 400 characters (`"status": "pending"`, not the product a
     retail order lists, `"name": "running shoes"`), or a pending word in a brief text result (at
-    most `PENDING_WORDS` distinct words)."""
+    most `Thresholds.pending_words` distinct words). A status line is brief ("STATUS: queued",
+    "Building… 3/7"). In a long output — a pytest header ("running tests with …"), an apt log
+    ("building dependency tree"), a page of docs ("creating …") — a pending word is one word among
+    many, not the state of what is being polled."""
     head = normalized_result[:400]
     if head.startswith(("{", "[")):
         return bool(_PENDING_FIELD.search(head))
-    return size <= PENDING_WORDS and bool(_PENDING.search(head))
+    return size <= pending_words and bool(_PENDING.search(head))
 
 
 # A call that waits: a tool named sleep / wait / delay / pause (or ending so: `mcp__x__wait_for`),
@@ -701,13 +704,15 @@ def wait_seconds(tool: str, values: list[str]) -> float:
     return -1.0
 
 
-_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}[tT ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\b\d{1,2}:\d{2}:\d{2}\b|\b1[6-9]\d{8}(?:\d{3})?\b")
+_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}[tT ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\b\d{1,2}:\d{2}:\d{2}\b"
+                    r"|\b1[6-9]\d{8}(?:\d{3})?\b")
 
 
 def result_clock(text: str, limit: int = 2000) -> str:
     """A digest of the timestamps a result shows (ISO dates with a time, clock times, Unix epoch
-    seconds or milliseconds, relative times: "5 minutes ago") in its first `limit` characters, "" when it shows none. Two results of
-    one call with different clocks were taken at different times: evidence that a poll waited."""
+    seconds or milliseconds, relative times: "5 minutes ago") in its first `limit` characters, ""
+    when it shows none. Two results of one call with different clocks were taken at different
+    times: evidence that a poll waited."""
     head = text[:limit]
     if ":" not in head and not any(c.isdigit() for c in head[:200]):
         return ""
@@ -776,7 +781,7 @@ def _mark_ids(value: Any, key: str = "") -> Any:
     if isinstance(value, list):
         marked_items = [_mark_ids(v, key) for v in value]
         return None if all(m is None for m in marked_items) else \
-            [v if m is None else m for v, m in zip(value, marked_items)]
+            [v if m is None else m for v, m in zip(value, marked_items, strict=False)]
     if key and not isinstance(value, bool) and isinstance(value, (str, int, float)) and _ID_KEY.search(key):
         return f"#{value}"
     return None
@@ -787,14 +792,8 @@ def _mark_ids(value: Any, key: str = "") -> Any:
 _NUMBER = re.compile(r"(?<![\w#.\-/])\d{1,4}(?:\.\d+)?(?![\w\-/])")
 
 
-TINY_RESULT = 8
-"""Results with fewer distinct words ("OK", an empty output) say nothing about what a call did."""
-SHORT_RESULT = 30
-"""Results with fewer distinct words than this are "the same" only when equal after normalization:
-in a short result one changed word (Pending → Running) is the whole news."""
-
-
-def content_similarity(a: tuple[int, ...], size_a: int, b: tuple[int, ...], size_b: int) -> tuple[float, float]:
+def content_similarity(a: tuple[int, ...], size_a: int, b: tuple[int, ...], size_b: int,
+                       tiny_result: int = THRESHOLDS.tiny_result) -> tuple[float, float]:
     """Estimated (Jaccard, containment of the smaller in the larger) of two results' words.
 
     Jaccard says "the same text"; containment also says "one is a part of the other" (`head -n`
@@ -806,24 +805,25 @@ def content_similarity(a: tuple[int, ...], size_a: int, b: tuple[int, ...], size
         return same, same
     # The signals compare the same pairs again and again (every window step, every cycle check,
     # each later step): memoized on the sketches themselves, bounded.
-    key = (a, size_a, b, size_b)
+    key = (a, size_a, b, size_b, tiny_result)
     known = _SIMILARITY.get(key)
     if known is None:
         if len(_SIMILARITY) >= 8192:
             _SIMILARITY.clear()
-        known = _SIMILARITY[key] = _content_similarity(a, size_a, b, size_b)
+        known = _SIMILARITY[key] = _content_similarity(a, size_a, b, size_b, tiny_result)
     return known
 
 
-_SIMILARITY: dict[tuple, tuple[float, float]] = {}
+_SIMILARITY: dict[tuple[tuple[int, ...], int, tuple[int, ...], int, int], tuple[float, float]] = {}
 
 
-def _content_similarity(a: tuple[int, ...], size_a: int, b: tuple[int, ...], size_b: int) -> tuple[float, float]:
+def _content_similarity(a: tuple[int, ...], size_a: int, b: tuple[int, ...], size_b: int,
+                        tiny_result: int) -> tuple[float, float]:
     set_a, set_b = set(a), set(b)
     union_sketch = sorted(set_a | set_b)[:SKETCH_SIZE]
     both = len(set_a.intersection(set_b).intersection(union_sketch))  # union_sketch is distinct
     jaccard = both / len(union_sketch)
-    if min(size_a, size_b) < TINY_RESULT:  # a few words ("OK") inside a large result are not the same result
+    if min(size_a, size_b) < tiny_result:  # a few words ("OK") inside a large result are not the same result
         return jaccard, jaccard
     intersection = jaccard * (size_a + size_b) / (1.0 + jaccard)  # |A∩B| = J(|A|+|B|)/(1+J)
     return jaccard, min(1.0, intersection / min(size_a, size_b))

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
+from .config import THRESHOLDS, Thresholds
 from .state import SessionState, StepRecord
 from .verdict import Signal
 from .verdict import SignalKind as K
@@ -27,11 +28,10 @@ FEATURES = ("bias", "exact", "paraphrase", "cycle", "same_result", "conversation
             "same_calls", "same_results", "since_news", "tool_share", "position")
 """What `features` returns, in order (`Config.gate_coefs` has one coefficient for each)."""
 
-_PAGE_WORDS = 80  # an error over a whole page (signals.FACT_RESULT): the page is the news
-
-
-def features(state: SessionState, step: StepRecord, found: Sequence[Signal]) -> list[float]:
-    """The flag's facts (`FEATURES`), each a number of about unit scale."""
+def features(state: SessionState, step: StepRecord, found: Sequence[Signal],
+             th: Thresholds = THRESHOLDS) -> list[float]:
+    """The flag's facts (`FEATURES`), each a number of about unit scale. (`page_error`: an error
+    over a whole page, more than `th.fact_result` words, as `novelty.page_error` reads it.)"""
     kinds = {s.kind for s in found}
     related = sorted({i for s in found for i in s.related_steps}) or [step.index]
     window = list(state.window)
@@ -47,7 +47,7 @@ def features(state: SessionState, step: StepRecord, found: Sequence[Signal]) -> 
         float(len(kinds) - 1),
         math.log1p(max(len(s.related_steps) for s in found)) if found else 0.0,
         float(step.is_error),
-        float(step.is_error and step.result_size > _PAGE_WORDS),
+        float(step.is_error and step.result_size > th.fact_result),
         float(step.is_message),
         math.log1p(step.result_size) / 4.0,
         math.log1p(step.index - related[-1] - 1),
@@ -67,7 +67,7 @@ def score(values: Sequence[float], coefs: Sequence[float]) -> float:
     """The logistic score, 0..1 (0.5 when no coefficients are given: no second view)."""
     if not coefs:
         return 0.5
-    z = sum(v * c for v, c in zip(values, coefs))
+    z = sum(v * c for v, c in zip(values, coefs, strict=True))
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 

@@ -1,22 +1,25 @@
-"""`LoopGuard`: the one entry point. call → features → signals → policy → verdict."""
+"""`LoopGuard`: the one entry point, and the orchestration around detection: locking, storage
+(in memory or a shared store), and the session state the detection functions read.
+
+call → `features` (→ `StepRecord`) → `same_action` → `novelty` → `signals` → `policy` → verdict."""
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from . import features, gate, hints, messages, policy, signals, volatile
+from . import features, gate, hints, messages, novelty, policy, signals, volatile
 from .config import Config, fail_open
-from .redact import redact_step, redact_text, redact_values
 from .embeddings import Embedder, load_embedder
+from .redact import redact_step, redact_text, redact_values
 from .state import SessionState, StepRecord
 from .verdict import Signal, Verdict
 
-
-_MAX_FLAGGED = 256
+_MAX_FLAGGED = 256  # flagged calls and tool counts kept (least recently used dropped): a memory bound, not tuning
 
 
 class LoopGuard:
@@ -59,7 +62,7 @@ class LoopGuard:
 
     # -- public API ------------------------------------------------------------------------
 
-    def reset(self) -> "LoopGuard":
+    def reset(self) -> LoopGuard:
         """Forget the session (start a new one; a stored session is deleted). Returns self."""
         with self._lock:
             self.state = SessionState.new(signals.look_back(self.config))
@@ -74,7 +77,7 @@ class LoopGuard:
         with self._lock:
             return state_format.dumps(self.state)
 
-    def from_bytes(self, blob: bytes) -> "LoopGuard":
+    def from_bytes(self, blob: bytes) -> LoopGuard:
         """Resume from `to_bytes()` output. Raises `StateFormatError` (a ValueError) for bytes this
         build did not write. Returns self."""
         from . import state_format
@@ -86,14 +89,14 @@ class LoopGuard:
             self.state = state
         return self
 
-    def __getstate__(self) -> dict:  # in-memory pickling (multiprocessing): no lock, store by URL
+    def __getstate__(self) -> dict[str, Any]:  # in-memory pickling (multiprocessing): no lock, store by URL
         data = self.__dict__.copy()
         del data["_lock"]
         store = data.pop("store")
         data["_store_url"] = None if store is None else store.url
         return data
 
-    def __setstate__(self, data: dict) -> None:
+    def __setstate__(self, data: dict[str, Any]) -> None:
         url = data.pop("_store_url", None)
         self.__dict__.update(data)
         self._lock = threading.RLock()
@@ -103,7 +106,7 @@ class LoopGuard:
 
             self.store = open_store(url)
 
-    def resume(self) -> "LoopGuard":
+    def resume(self) -> LoopGuard:
         """Lift a stop and forget the warnings (the user stepped in), keeping the loop memory:
         going back to the same loop is flagged again at once. A stored session is resumed in the
         store. Returns self."""
@@ -174,7 +177,7 @@ class LoopGuard:
         """
         try:
             text = "" if text is None else str(text)
-        except Exception as exc:  # a failing __str__, an int past the digit limit, RecursionError: fail open as record does
+        except Exception as exc:  # a failing __str__, an int past the digit limit, RecursionError: fail open
             return self._failed(exc)
         if self.stopped or not text.strip():
             # a message after a stop is the agent telling the user about it, and an empty one asks
@@ -195,7 +198,8 @@ class LoopGuard:
         return np.asarray(self.embedder(texts), dtype=np.float32)
 
     def _step(self, tool: str, tool_input: Any, output: Any, is_error: bool) -> StepRecord:
-        cfg = self.config
+        cfg = self.config.for_tool(tool)
+        th = cfg.thresholds
         text = features.render_value(output)
         result = features.normalize_result(text)
         exact_sig, norm_sig, skeleton_sig, values = features.call_keys(tool, tool_input)
@@ -208,10 +212,10 @@ class LoopGuard:
         entities = features.entities(values)
         input_words = features.input_words(values)
         short_words = features.short_result_words(  # kept as they are: no secret in them
-            redact_text(result) if size < features.SHORT_RESULT else result, size)
+            redact_text(result) if size < th.short_result else result, size, th.short_result)
         said = " ".join(values) if is_message else ""  # a message's text
         asks = features.message_asks(said)  # "" for a tool call: it says nothing
-        pending = error_class is None and not is_message and features.is_pending(result, size)
+        pending = error_class is None and not is_message and features.is_pending(result, size, th.pending_words)
         if cfg.detector == "semantic":
             vec = self._embed([features.call_text(tool, values, cfg.max_text_chars, is_message)])[0]
         return StepRecord(
@@ -221,7 +225,7 @@ class LoopGuard:
             norm_sig=norm_sig,
             call_vec=vec,
             result_hash=features.digest(result),
-            result_head=features.result_head(text),
+            result_head=features.result_head(text, th.head_words),
             result_sketch=sketch,
             result_size=size,
             is_error=is_error or error_class is not None,  # "Permission denied" on stdout is an error too
@@ -236,11 +240,11 @@ class LoopGuard:
             ask_terms=features.ask_terms(asks) if asks else frozenset(),
             answered=is_message and features.reply_answers(text, said),
             # a result echoing the call's path states nothing new; only brief results are compared
-            # by their facts (`signals.same_facts`), so a long one's are never extracted
-            facts=features.result_facts(result) - entities if size <= signals.FACT_RESULT else frozenset(),
+            # by their facts (`same_action.same_facts`), so a long one's are never extracted
+            facts=features.result_facts(result) - entities if size <= th.fact_result else frozenset(),
             skeleton_sig=skeleton_sig,
             pending=pending,
-            acknowledged=features.is_acknowledgement(result, short_words, size, input_words),
+            acknowledged=features.is_acknowledgement(result, short_words, size, input_words, th.short_result),
             programs=features.program_files(entities),
             edits=features.is_edit(tool_input, values),
             search=search,
@@ -261,7 +265,7 @@ class LoopGuard:
         step = _redacted(self._step(tool, tool_input, output, is_error))  # stored steps keep no secrets
         if self.store is None:
             return self._apply(step)
-        verdicts = []
+        verdicts: list[Verdict] = []
 
         def apply(stored: SessionState | None) -> SessionState:
             # the features and embedding above were computed outside the store's lock; this runs
@@ -276,10 +280,10 @@ class LoopGuard:
     def _apply(self, step: StepRecord) -> Verdict:
         state, cfg = self.state, self.config.for_tool(step.tool)
         if step.facts:
-            step.facts = _foreground_facts(state, step.facts)
-        volatile.learn(state, step)
+            step.facts = novelty.foreground_facts(state, step.facts, cfg.thresholds)
+        volatile.learn(state, step, cfg.thresholds)
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
-        step.novel = _is_novel(step, state, cfg)
+        step.novel = novelty.is_novel(step, state, cfg)
         # the baselines keep their own recipe: the flag after `max_warnings` stops
         stop_gate = cfg.stop_gate if cfg.detector == "semantic" else "rules"
         may_stop = policy.stop_allowed(state, found, step.norm_sig, stop_gate) if found else True
@@ -298,9 +302,9 @@ class LoopGuard:
         action = policy.escalate(state, found, step.novel, cfg, may_stop, shown)
         if step.novel:
             state.last_novel = step.index
-        if _is_write(step, state):
+        if novelty.is_write(step, state):
             state.last_write = step.index
-        if _is_work(step, state):
+        if novelty.is_work(step, state):
             state.last_work = step.index
 
         state.window.append(step)
@@ -322,7 +326,7 @@ class LoopGuard:
 
     def _gate_score(self, state: SessionState, step: StepRecord, found: list[Signal], cfg: Config) -> float:
         """How much this flag looks like a loop (`semloop.gate`), 0..1."""
-        return gate.score(gate.features(state, step, found), cfg.gate_coefs)
+        return gate.score(gate.features(state, step, found, cfg.thresholds), cfg.gate_coefs)
 
     def _check(self, tool: str, tool_input: Any) -> Verdict:
         state, cfg = self.state, self.config
@@ -369,72 +373,3 @@ def _redacted(step: StepRecord) -> StepRecord:
     step = redact_step(step)
     step.result_excerpt = redact_text(step.result_excerpt)
     return step
-
-
-_MAX_FACTS = 1024  # session facts counted at most (least recently stated dropped): memory stays flat
-
-
-def _foreground_facts(state: SessionState, facts: frozenset) -> frozenset:
-    """`facts` less the session's background, counting them. A version or path that earlier brief
-    results kept stating (`signals.BACKGROUND_FACT` of them) — the Python and pytest versions of
-    every test-run header, the file of a warning every script prints — is the environment talking,
-    not an answer: two different scripts both printing it did not find the same thing."""
-    counts = state.fact_counts
-    kept = frozenset(f for f in facts if counts.get(f, 0) < signals.BACKGROUND_FACT)
-    for fact in facts:
-        counts[fact] = counts.pop(fact, 0) + 1  # re-inserted: the least recently stated is dropped first
-    while len(counts) > _MAX_FACTS:
-        counts.popitem(last=False)
-    return kept
-
-
-def _is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
-    """Whether the step brought news: not empty, and neither the same content nor the same facts as
-    a window step that succeeded. One result inside the other is the same content only when one is
-    brief (`head -n` after `cat`): two whole pages of one site share their menus, which says "same
-    site", not "nothing new".
-
-    A brief error is never news. An error that comes with a whole page (`signals.page_error`) is
-    news when the page is. It is compared with every window step, errors included, and a first
-    line no window step showed (another URL: order 199 after order 200) is a new page however alike
-    the two pages' words are. A clean step is compared with clean steps only, so the first clean
-    view of what came with an error is news (even when its page error was: left so on purpose,
-    CHANGELOG.md, twelfth pass)."""
-    if step.result_size == 0:
-        return False
-    page_error = signals.page_error(step)
-    if step.is_error and not page_error:
-        return False
-    if page_error and step.result_head and all(prev.result_head != step.result_head for prev in state.window):
-        return True
-    return all(
-        signals.result_match(step, prev, containment=min(step.result_size, prev.result_size) <= signals.FACT_RESULT)
-        < cfg.result_threshold
-        and signals.same_facts(step, prev) < signals.SAME_FACTS for prev in state.window if page_error or not prev.is_error)
-
-
-def _is_write(step: StepRecord, state: SessionState) -> bool:
-    """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`) or through
-    an editor (`StepRecord.edits`, whose result shows the edited text): an edit, a file written.
-    What runs or reads after it checks it (`signals.since_progress`, `signals.update_clusters`).
-    Not an empty result (a `think` note answers nothing), and not the same call again (the same
-    edit twice is no news)."""
-    return (not step.is_error and not step.is_message and step.result_size > 0
-            and (step.acknowledged or step.edits) and _new_call(step, state))
-
-
-def _is_work(step: StepRecord, state: SessionState) -> bool:
-    """A tool call that did something: not an error, with some output, and either a new call or a
-    new result. (A successful write whose result looks like an earlier read is work; a `think`
-    step, with no output, is not.) A message is work only when its reply answered with a new
-    identifier (`features.reply_answers`). Work ends a conversation loop; talk does not."""
-    if step.is_message:
-        return step.answered
-    if step.is_error or step.result_size == 0:
-        return False
-    return step.novel or _new_call(step, state)
-
-
-def _new_call(step: StepRecord, state: SessionState) -> bool:
-    """No window step made this call (normalized signature)."""
-    return all(prev.norm_sig != step.norm_sig for prev in state.window)

@@ -6,7 +6,7 @@ Everything quoted comes from the session's stored steps (`StepRecord.result_exce
 head of the result, passed through `redact.redact_text` before it is remembered, so a hint never
 echoes what the store would not keep. A step is cited only when it is one of the verdict's
 related steps, is earlier, and really matched this one: the same step with the same result
-(`signals.same_step`) for a repeated call or cycle, the same error class for varied attempts
+(`same_action.same_step`) for a repeated call or cycle, the same error class for varied attempts
 that fail alike, and for a repeated message the latest reply to one of the messages it repeats.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import messages, signals
+from . import messages, same_action
 from .config import Config
 from .redact import redact_text
 from .state import SessionState, StepRecord
@@ -44,7 +44,7 @@ def cite(state: SessionState, step: StepRecord, found: Sequence[Signal], cfg: Co
         prev = window.get(index)
         if prev is None or prev.is_message:
             continue
-        if signals.same_step(step, prev, cfg) is not None:
+        if same_action.same_step(step, prev, cfg) is not None:
             return ("evidence_failed" if step.is_error else "evidence_result"), prev
         if ("same_result" in kinds and step.is_error and prev.is_error and step.error_class is not None
                 and prev.error_class == step.error_class):

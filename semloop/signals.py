@@ -1,7 +1,9 @@
 """Signals: small pure functions `(state, step, config) -> Signal | None`.
 
-Each looks at the new `step` against the bounded `state` (which does not yet contain `step`) and
-returns evidence, or None. None of them mutates state; `update_clusters` is the one exception and
+They sit on top of the two questions every signal asks: "is this the same action?"
+(`semloop.same_action`) and "did anything new happen since?" (`semloop.novelty`). Each looks at
+the new `step` against the bounded `state` (which does not yet contain `step`) and returns
+evidence, or None. None of them mutates state; `update_clusters` is the one exception and
 says so in its name. The layered default (`SEMANTIC`) and the baselines (`BASELINES`) are just
 lists of these functions.
 """
@@ -9,12 +11,14 @@ lists of these functions.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from .config import Config
-from .features import SHORT_RESULT, TINY_RESULT, content_similarity, entity_overlap, fact_overlap
+from .features import content_similarity
+from .novelty import page_error, poll_needed, since_progress, starts_at_a_reply, uses_new_value
+from .same_action import different_ids, related, result_match, same_step
 from .state import Cluster, SessionState, StepRecord
 from .verdict import Signal
 from .verdict import SignalKind as K
@@ -22,244 +26,7 @@ from .verdict import SignalKind as K
 SignalFn = Callable[[SessionState, StepRecord, Config], "Signal | None"]
 
 _CALL_KIND_RANK = {K.EXACT.value: 0, K.NORMALIZED.value: 1, K.PARAPHRASE.value: 2}
-ERROR_OVERLAP = 0.25  # errors of one class from varied calls share at least this much content
 GENERIC_ERRORS = frozenset({"exit", "error", "other"})
-ENTITY_OVERLAP = 0.5  # reworded calls must act on mostly the same paths / ids / numbers
-SAME_HEAD_JACCARD = 0.6  # results with the same first line need only this much word overlap
-SAME_FACTS = 0.8  # reworded calls whose results state (nearly) the same facts: versions, hashes, paths
-SAME_ASK_SIMILARITY = 0.7  # messages naming the same requested thing need only this similarity
-FACT_RESULT = 80  # ... in brief results (distinct words), where the facts are what the result says
-BACKGROUND_FACT = 4  # a fact this many earlier brief results stated is background (guard._foreground_facts);
-# above `min_repeats` + 1, so a loop of reworded version checks is flagged before its own answer turns background
-
-
-# -- pairwise relations ----------------------------------------------------------------------
-
-
-def call_match(a: StepRecord, b: StepRecord) -> tuple[str, float]:
-    """How two calls relate: ("exact"|"normalized", 1.0) or ("paraphrase", cosine)."""
-    if a.exact_sig == b.exact_sig:
-        return K.EXACT.value, 1.0
-    if a.norm_sig == b.norm_sig:
-        return K.NORMALIZED.value, 1.0
-    if a.call_vec is None or b.call_vec is None:
-        return K.PARAPHRASE.value, 0.0
-    return K.PARAPHRASE.value, float(np.dot(a.call_vec, b.call_vec))
-
-
-def result_match(a: StepRecord, b: StepRecord, containment: bool = False) -> float:
-    """Content similarity of two results, 0..1: 1.0 when equal after normalization; short results
-    (see `features.SHORT_RESULT`) are either equal or different.
-
-    `containment` also counts one result being a part of the other — evidence of the same action
-    when the calls differ (`head -n` vs `cat`), but not for one identical call, where a shorter
-    result (fewer failing tests) is news. Results with the same first line (same page title and
-    URL, same table header) are the same when their words mostly agree (`SAME_HEAD_JACCARD`):
-    re-rendered pages and OCR'd screenshots vary a lot in wording, never in their title.
-    """
-    if a.result_hash == b.result_hash:
-        return 1.0
-    if min(a.result_size, b.result_size) < SHORT_RESULT:
-        return 1.0 if same_short_result(a, b) else 0.0
-    jaccard, contained = content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    if a.result_head and a.result_head == b.result_head and jaccard >= SAME_HEAD_JACCARD:
-        return max(jaccard, 1.0 - (1.0 - jaccard) / 2)  # halfway to 1: same subject, noisy body
-    return max(jaccard, contained) if containment else jaccard
-
-
-def same_facts(a: StepRecord, b: StepRecord) -> float:
-    """Two results in different words stating the same facts (`pip show x` and `python -c "print(
-    x.__version__)"` both say 2.1.4; `git log -1` and `git rev-parse HEAD` name one commit): the
-    Jaccard overlap of their fact sets (`features.result_facts`, less what echoes the call), 0
-    when either states none. Only for brief
-    results (`FACT_RESULT` distinct words or fewer): a web page or a JSON record names many
-    versions, ids and paths that other pages share."""
-    if max(a.result_size, b.result_size) > FACT_RESULT or a.is_message or b.is_message:
-        return 0.0  # (a message's result is the other side's reply: its facts are theirs)
-    if len(a.facts & b.facts) < 2 and min(a.result_size, b.result_size) >= SHORT_RESULT:
-        # one shared fact is the answer only in a short result ("2.1.4", a hash); two search pages
-        # citing the same section number ("20.3") answer different questions
-        return 0.0
-    return fact_overlap(a.facts, b.facts)
-
-
-def _short_result_besides_echo(a: StepRecord, b: StepRecord) -> list[str] | None:
-    """`a`'s short result without the words echoing either call, when `b`'s is the same (else None)."""
-    if not a.short_words or not b.short_words:
-        return None
-    echo = a.input_words | b.input_words
-    rest_a = [w for w in a.short_words if w not in echo]
-    return rest_a if rest_a and rest_a == [w for w in b.short_words if w not in echo] else None
-
-
-def same_short_result(a: StepRecord, b: StepRecord) -> bool:
-    """Two short results that are equal once the words echoing either call are left out:
-    `{"city": "TYO", "temp": 36}` for city=TYO and `{"city": "Tokyo", "temp": 36}` for city=Tokyo."""
-    return _short_result_besides_echo(a, b) is not None
-
-
-def same_detailed_short_result(a: StepRecord, b: StepRecord) -> bool:
-    """`same_short_result` with at least `TINY_RESULT` distinct words besides the echoes: a
-    detailed answer (temperature, conditions, humidity, wind...), not a bare acknowledgement
-    ("updated: true" says too little to tell two calls did the same thing)."""
-    rest = _short_result_besides_echo(a, b)
-    return rest is not None and len(set(rest)) >= TINY_RESULT
-
-
-def same_rich_short_result(a: StepRecord, b: StepRecord) -> bool:
-    """`same_detailed_short_result` for calls that do not differ in an id or a number: a detailed
-    answer that two calls share word for word came from one query, however the arguments were
-    spelled. Calls that differ in an id or a number are batch work, whatever they answer."""
-    if any(c.isdigit() for w in a.input_words ^ b.input_words for c in w) or different_ids(a, b):
-        return False  # the calls differ in an id or a number (ticket 56820, ticket 22602): batch work
-    return same_detailed_short_result(a, b)
-
-
-def different_ids(a: StepRecord, b: StepRecord) -> bool:
-    """Calls whose identifier arguments name different things (`reservation_id` HXDUBJ, then
-    AJVCTQ; `features.id_values`): batch work over entities, not one action again."""
-    return bool(a.ids) and bool(b.ids) and a.ids != b.ids
-
-
-def different_programs(a: StepRecord, b: StepRecord) -> bool:
-    """Reworded calls that write or run different program files (`check_radd.py`, then
-    `check_zero.py`) are two experiments, even when both print the same: agreeing outputs are a
-    finding, not a repeat. (A script re-run under the same name is one program.)"""
-    return bool(a.programs) and bool(b.programs) and not (a.programs & b.programs)
-
-
-SAME_CONTENT = 0.95  # result similarity that reads as the very same content (a few words of echo apart)
-
-
-def swapped_target(a: StepRecord, b: StepRecord) -> bool:
-    """Calls alike but for one standalone word swapped for another (`runtests.py expressions`, then
-    `runtests.py queries`): the same action on another target, as batch work is. Not a search (a
-    reworded query: "release date", then "launch date"), and not a word inside a path or URL
-    (`/archive/page`, `/m/page`: another address of one page) or a number (`features.plain_words`;
-    a number that creeps is drift, judged on its own: the skeleton signature)."""
-    if a.search or b.search:
-        return False
-    only_a, only_b = a.input_words - b.input_words, b.input_words - a.input_words
-    return len(only_a) == 1 == len(only_b) and only_a <= a.plain_words and only_b <= b.plain_words
-
-
-def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
-    """Same tool, or calls similar enough to be attempts at the same thing."""
-    return a.tool == b.tool or call_match(a, b)[1] >= cfg.related_threshold
-
-
-def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | None:
-    """Same action with the same result (a stuck repeat), or None. Score = min of both sims.
-
-    Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
-    `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
-    same content, and an answer that says more than "done" (two edits of one line that both
-    answer with an empty output are work). Related calls that return the very same substantial
-    result count too: `cat f`, `awk '{print}' f` and Read(f). (Not a short one: edits of one file
-    all answer "updated".) (Merely *similar* results from loosely related calls do not: clicking
-    through a form on an unchanged page is work, not a loop.)
-    """
-    kind, call_sim = call_match(a, b)
-    if kind != K.PARAPHRASE:
-        res_sim = result_match(a, b)
-        return (kind, res_sim) if res_sim >= cfg.result_threshold else None
-    if a.is_message or b.is_message:
-        return None  # reworded messages are judged on what they ask for (`repeated_message`)
-    if a.skeleton_sig == b.skeleton_sig:
-        # only a number crept (depth, limit, timeout): the same substantial result is no news, and
-        # neither is the same detailed short one ("Found 12 pages: /, /about, ..." at max_depth 2,
-        # 3, 4). (Not a bare acknowledgement: edits `case 1` → `case 2` of one file all answer
-        # "updated", and are work.)
-        if min(a.result_size, b.result_size) >= SHORT_RESULT:
-            res_sim = result_match(a, b, containment=True)
-            return (kind, res_sim) if res_sim >= cfg.result_threshold else None
-        if not (a.is_error or b.is_error) and same_detailed_short_result(a, b):
-            return kind, 1.0
-    if different_programs(a, b):
-        return None  # two probe scripts: two experiments, whatever they print
-    same_entities = entity_overlap(a.entities, b.entities) >= ENTITY_OVERLAP
-    if a.result_hash == b.result_hash and related(a, b, cfg) and min(a.result_size, b.result_size) >= SHORT_RESULT:
-        return kind, call_sim  # the very same substantial result from related calls
-    if not (a.is_error or b.is_error) and related(a, b, cfg) and (facts := same_facts(a, b)) >= SAME_FACTS:
-        return kind, facts  # reworded commands whose outputs differ in form, not in what they say
-    if a.tool == b.tool and not (a.is_error or b.is_error) and same_rich_short_result(a, b):
-        return kind, 1.0  # reworded arguments (Tokyo, TYO, "Tokyo, Japan"), the same detailed answer
-    if not same_entities:
-        return None  # the same tool over different entities: not a repeat
-    if not (a.is_error or b.is_error) and a.acknowledged and b.acknowledged:
-        # both answers say only "done" (an empty output, "OK", "The file … has been updated"):
-        # they cannot tell that the calls did the same thing, and two different edits of one file
-        # are work
-        return None
-    if call_sim < cfg.call_threshold:
-        return None
-    if swapped_target(a, b):
-        # one word swapped (`runtests.py expressions`, then `runtests.py queries`): another target,
-        # whose output may share most words and contain the other's; only the very same content
-        # says it was the same one (city=Tokyo, then city=TYO)
-        res_sim = result_match(a, b)
-        return (kind, min(call_sim, res_sim)) if res_sim >= SAME_CONTENT else None
-    res_sim = result_match(a, b, containment=True)
-    return (kind, min(call_sim, res_sim)) if res_sim >= cfg.result_threshold else None
-
-
-def page_error(step: StepRecord) -> bool:
-    """An error that comes with a whole page or listing (more than `FACT_RESULT` distinct words): a
-    browser's "Timeout 500ms exceeded" over the page the click did open. Its content is the news,
-    not its error line (`repeated_result`; novelty in `guard._is_novel`)."""
-    return step.is_error and step.result_size > FACT_RESULT
-
-
-def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> list[StepRecord]:
-    """Window steps from the latest one that brought a new result on: a repeat counts as stuck
-    only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
-    For a call that succeeds, a write counts as progress too (`state.last_write`: an edit answered
-    by a bare acknowledgement or made through an editor, `guard._is_write`): running the test
-    again after an edit checks the edit, even when the output did not change. A call that fails
-    keeps counting across writes: an edit that leaves the very same error in place is the loop.
-
-    With `talk=False` the other side's replies (the results of messages) are not progress: they
-    are new every time, but a call that uses nothing from them did not move on (`uses_new_value`).
-    """
-    novel = state.last_novel if talk else max(
-        (s.index for s in state.window if s.novel and not s.is_message), default=-1)
-    start = novel if step.is_error else max(novel, state.last_write)
-    return [s for s in state.window if s.index >= start]
-
-
-def _starts_at_a_reply(progress: list[StepRecord]) -> bool:
-    """Whether the latest progress was a message's reply: only then can leaving the talk out
-    (`since_progress(talk=False)`) reach further back (never, in a run without messages)."""
-    return bool(progress) and progress[0].is_message
-
-
-def uses_new_value(state: SessionState, step: StepRecord) -> bool:
-    """Whether the call acts on a value (an id, a name, a number) that no earlier call in the
-    window used: the customer's new reservation id, the next gift card. Then what was said since
-    may be what moved it on; a call that re-uses the values already tried was not moved on by it."""
-    known = set().union(*(prev.entities for prev in state.window if not prev.is_message))
-    return bool(step.entities - known)
-
-
-def poll_needed(state: SessionState, step: StepRecord, cfg: Config) -> int:
-    """Earlier matches a repeat needs: `min_repeats`, or for a result still in progress (`pending`)
-    the polling patience — only with evidence that time passed since the same call was last made:
-    another step between (a wait, other work), or a timestamp in the result that moved on
-    (`StepRecord.clock`). Back-to-back identical answers are asking again, not waiting. A poll whose
-    waits grow (30 s, 45 s, 60 s: a backoff) earns `backoff_poll_repeats`."""
-    if not (step.pending or (step.wait >= 0 and any(s.pending for s in state.window))):
-        return cfg.min_repeats  # (the waits of a poll are as patient as its checks)
-    same = [s for s in state.window if s.norm_sig == step.norm_sig]
-    if not same:
-        return cfg.poll_repeats
-    last = same[-1]
-    between = [s for s in state.window if s.index > last.index]
-    if not between and not (step.clock and last.clock and step.clock != last.clock):
-        return cfg.min_repeats
-    waits = [s.wait for s in state.window if s.index > same[0].index and s.wait > 0]
-    if len(waits) >= 2 and all(a < b for a, b in itertools.pairwise(waits)):
-        return max(cfg.poll_repeats, cfg.backoff_poll_repeats)
-    return cfg.poll_repeats
 
 
 # -- the layered (semantic) signals ----------------------------------------------------------
@@ -274,7 +41,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
     needed = poll_needed(state, step, cfg)
     progress = since_progress(state, step)
     matches = [(prev.index, m) for prev in progress if (m := same_step(step, prev, cfg))]
-    if len(matches) < needed and not step.is_message and _starts_at_a_reply(progress):
+    if len(matches) < needed and not step.is_message and starts_at_a_reply(progress):
         # The very same call after some talk: the replies were new, but the call did not change, so
         # nothing they said reached it (the same lookup again while the customer repeats the id).
         # Only the steps before `progress` are new here.
@@ -334,7 +101,7 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     """Varied attempts that keep producing the same error (or the same empty answer).
 
     Two errors are the same when they have the same class (permission, not found, ...) and share
-    some content (the path, the host): `ERROR_OVERLAP`. Related attempts are calls to the same
+    some content (the path, the host): `Thresholds.error_overlap`. Related attempts are calls to the same
     tool, or calls at least `related_threshold` similar.
     Only errors count: the same *successful* result from different calls is usually legitimate
     (batch edits of different files all answer "OK"; clicks on a page that did not change while
@@ -344,16 +111,17 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         return None
     # A specific reason (permission, not found, ...) shared by varied attempts needs only some
     # shared content; a generic failure ("exit code 1") must be the same failure. So must an error
-    # that comes with a whole page or listing (more than FACT_RESULT words): there the content is
+    # that comes with a whole page or listing (more than Thresholds.fact_result words): there the content is
     # the news — a browser's "Timeout 500ms exceeded" over the new page each click opened — and
     # two pages of one site share their menus, not what was found. Such results whose first lines
     # differ (another URL: page 2, then page 3 of a list) are about different things altogether.
-    long_result = page_error(step)
+    th = cfg.thresholds
+    long_result = page_error(step, th)
     generic = step.error_class in GENERIC_ERRORS or long_result
-    overlap = cfg.result_threshold if generic else ERROR_OVERLAP
+    overlap = cfg.result_threshold if generic else th.error_overlap
     hits = []
     progress = since_progress(state, step)
-    if _starts_at_a_reply(progress) and not uses_new_value(state, step):
+    if starts_at_a_reply(progress) and not uses_new_value(state, step):
         # the other side's replies move a failing attempt on only when it uses something new (the
         # next id the customer gave), not when it retries what already failed
         progress = since_progress(state, step, talk=False)
@@ -362,9 +130,10 @@ def repeated_result(state: SessionState, step: StepRecord, cfg: Config) -> Signa
             continue
         if long_result and step.result_head and prev.result_head and step.result_head != prev.result_head:
             continue
-        sim = result_match(step, prev)
+        sim = result_match(step, prev, th=th)
         if sim < overlap and not generic:  # short specific errors may share only a path
-            sim = max(content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size))
+            sim = max(content_similarity(step.result_sketch, step.result_size, prev.result_sketch, prev.result_size,
+                                         th.tiny_result))
         if sim >= overlap:
             hits.append((prev.index, sim))
     if len(hits) < cfg.error_repeats:
@@ -426,7 +195,7 @@ def repeated_message(state: SessionState, step: StepRecord, cfg: Config) -> Sign
     # Asking for the same named thing ("reservation id") every time is the same ask even when the
     # sentences around it differ more than `message_threshold` allows; still loosely alike.
     same_object = bool(frozenset.intersection(step.ask_terms, *(p.ask_terms for p in group)))
-    if score < cfg.message_threshold and not (same_object and score >= SAME_ASK_SIMILARITY):
+    if score < cfg.message_threshold and not (same_object and score >= cfg.thresholds.same_ask_similarity):
         return None
     return Signal(K.CONVERSATION.value, score, tuple(p.index for p in group),
                   f"{len(group) + 1} messages asking for the same thing, no new tool result in between")
@@ -449,7 +218,7 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     A cluster that keeps growing without producing new results means the agent keeps returning to
     the same kind of call, however far apart. Reading ten different files grows a cluster too, but
     each read brings a new result, so it never goes stale; a call made after something was
-    written (`state.last_write`, `guard._is_write`) is a check of that
+    written (`state.last_write`, `novelty.is_write`) is a check of that
     write, not staleness, even when its output looks like an earlier one; and neither is a call
     running a program file the cluster's calls never ran (`different_programs`).
     """
@@ -474,11 +243,12 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
         while len(state.clusters) > cfg.max_clusters:
             state.clusters.popitem(last=False)
     step.cluster = best_id
-    seen_result = any(h == step.result_hash or (min(n, step.result_size) >= SHORT_RESULT and content_similarity(
-        sk, n, step.result_sketch, step.result_size)[0] >= cfg.result_threshold) for h, sk, n in cluster.results)
+    short, tiny = cfg.thresholds.short_result, cfg.thresholds.tiny_result
+    seen_result = any(h == step.result_hash or (min(n, step.result_size) >= short and content_similarity(
+        sk, n, step.result_sketch, step.result_size, tiny)[0] >= cfg.result_threshold) for h, sk, n in cluster.results)
     # A short acknowledgement ("file updated") says nothing about progress unless the call itself
     # was made before: successive edits of one file are work, re-running `git status` is not.
-    is_stale = seen_result and (step.result_size >= SHORT_RESULT or step.norm_sig in cluster.calls)
+    is_stale = seen_result and (step.result_size >= short or step.norm_sig in cluster.calls)
     if step.programs and not step.programs & set(cluster.programs):
         is_stale = False  # a program this kind of call never ran: a new experiment (`different_programs`)
     if cluster.steps and state.last_write >= cluster.steps[-1]:

@@ -81,7 +81,7 @@ class SessionState:
     tool_counts: Counter = field(default_factory=Counter)
     steps_seen: int = 0
     last_novel: int = -1  # index of the latest step that brought a new result: progress
-    last_write: int = -1  # index of the latest new call that wrote: acknowledged, or an editor's edit (guard._is_write)
+    last_write: int = -1  # index of the latest new call that wrote: acknowledged, or an editor's edit (novelty.is_write)
     last_work: int = -1  # the same, counting tool calls only (a reply to a message is always new)
     warnings: int = 0
     clean_streak: int = 0

@@ -8,17 +8,17 @@ same call (normalized signature) with each other:
 
 - two results of one call differ in a few short places (`changed_places`): each place is named by
   the (whitespace-separated) tokens just before it;
-- when the last `VOLATILE_REPEATS` results of one call each differed from the one before at the
+- when the last `Thresholds.volatile_repeats` results of one call each differed from the one before at the
   very same places and nowhere else, those places change at every repeat: they are noise, and the
   results are one result (`learn`);
 - content that stayed and then changes (`pending` → `running`) is a place that did not change
   before: news. So is a count stated against a whole (`ready 2/4`, `45%`, `3 of 7`), which
-  measures progress however often it changes. One difference alone proves nothing either way: the first repeat that differs is
-  news until the next one shows the same place changing again.
+  measures progress however often it changes. One difference alone proves nothing either way: the
+  first repeat that differs is news until the next one shows the same place changing again.
 
 Only results of up to `features.KEYED_MASK_CHARS` normalized characters are tokenized
 (`features.result_tokens`): status lines, tool receipts, short logs, where volatile details decide
-"same result". A difference spanning more than `VOLATILE_SPAN` tokens, or more than half of the
+"same result". A difference spanning more than `Thresholds.volatile_span` tokens, or more than half of the
 result, is content, not a detail.
 """
 
@@ -27,21 +27,18 @@ from __future__ import annotations
 import difflib
 import zlib
 
+from .config import THRESHOLDS, Thresholds
 from .state import SessionState, StepRecord
 
-VOLATILE_SPAN = 3  # tokens one volatile place may span (`session sess-8, pid 4312` is two places)
-VOLATILE_REPEATS = 2  # consecutive differences at the same places that make those places noise
-CONTEXT_TOKENS = 2  # unchanged tokens before a place that name it
-_MERGE_GAP = 0  # changed tokens side by side are one place
 # A count stated against a whole (`ready 2/4`, `45%`, `3 of 7`) measures progress: it is news however
 # often it changes.
 _OF = zlib.crc32(b"of") << 2
 
 
-def changed_places(old: tuple[int, ...], new: tuple[int, ...],
-                   seen: frozenset[int] = frozenset()) -> frozenset[tuple[int, ...]] | None:
+def changed_places(old: tuple[int, ...], new: tuple[int, ...], seen: frozenset[int] = frozenset(),
+                   th: Thresholds = THRESHOLDS) -> frozenset[tuple[int, ...]] | None:
     """The places where two token lists (`features.result_tokens`) differ, each named by the
-    `CONTEXT_TOKENS` unchanged tokens before it; empty when equal; None when they differ in content: a long
+    `Thresholds.context_tokens` unchanged tokens before it; empty when equal; None when they differ in content: a long
     or large change, or a place whose values are words never seen before (`pending` → `running`:
     a status moved on). A volatile value has a digit (a counter, a duration, an id, a pid, a
     receipt) or flips to or from a value another repeat showed (`seen`: a working directory)."""
@@ -50,7 +47,7 @@ def changed_places(old: tuple[int, ...], new: tuple[int, ...],
     ops = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
     spans: list[list[int]] = []  # [i1, i2, j1, j2] merged
     for _, i1, i2, j1, j2 in ops:
-        if spans and i1 - spans[-1][1] <= _MERGE_GAP and j1 - spans[-1][3] <= _MERGE_GAP:
+        if spans and i1 - spans[-1][1] <= th.merge_gap and j1 - spans[-1][3] <= th.merge_gap:
             spans[-1][1], spans[-1][3] = i2, j2
         else:
             spans.append([i1, i2, j1, j2])
@@ -63,18 +60,19 @@ def changed_places(old: tuple[int, ...], new: tuple[int, ...],
         if not (flips or any(t & 1 for t in values)):
             return None  # new words in place of old ones: content
     changed = sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in spans)
-    if changed * 2 > max(len(old), len(new)) or any(max(i2 - i1, j2 - j1) > VOLATILE_SPAN for i1, i2, j1, j2 in spans):
+    if changed * 2 > max(len(old), len(new)) or any(
+            max(i2 - i1, j2 - j1) > th.volatile_span for i1, i2, j1, j2 in spans):
         return None
     changed_at = {i for i1, i2, _, _ in spans for i in range(i1, i2)}
 
     def context(i1: int) -> tuple[int, ...]:  # the unchanged tokens just before a place
-        before = [old[i] for i in range(i1 - 1, -1, -1) if i not in changed_at][:CONTEXT_TOKENS]
+        before = [old[i] for i in range(i1 - 1, -1, -1) if i not in changed_at][:th.context_tokens]
         return tuple(reversed(before))
 
     return frozenset(context(i1) for i1, _, _, _ in spans)
 
 
-def learn(state: SessionState, step: StepRecord) -> bool:
+def learn(state: SessionState, step: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
     """Join `step`'s result to the earlier results of the very same call when they differ only in
     places that changed at every repeat (module doc). The joined steps take the first one's result
     hash and sketch, and the earlier ones lose their novelty (`state.last_novel` follows). Returns
@@ -82,13 +80,13 @@ def learn(state: SessionState, step: StepRecord) -> bool:
     if not step.result_tokens:
         return False
     chain = [s for s in state.window if s.norm_sig == step.norm_sig and s.result_tokens]
-    if len(chain) < VOLATILE_REPEATS:
+    if len(chain) < th.volatile_repeats:
         return False
     seq = chain + [step]
 
     def places(k: int) -> frozenset[tuple[int, ...]] | None:  # between seq[k - 1] and seq[k]
         seen = frozenset(t for m, s in enumerate(seq) if m not in (k - 1, k) for t in s.result_tokens)
-        return changed_places(seq[k - 1].result_tokens, seq[k].result_tokens, seen)
+        return changed_places(seq[k - 1].result_tokens, seq[k].result_tokens, seen, th)
 
     last = places(len(seq) - 1)
     if not last:
@@ -96,7 +94,7 @@ def learn(state: SessionState, step: StepRecord) -> bool:
     run = 1  # consecutive differences, counted back from the newest, at exactly these places
     while run < len(seq) - 1 and places(len(seq) - 1 - run) == last:
         run += 1
-    if run < VOLATILE_REPEATS:
+    if run < th.volatile_repeats:
         return False
     joined = seq[len(seq) - run - 1:]
     first = joined[0]

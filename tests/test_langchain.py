@@ -292,7 +292,7 @@ def test_tools_returning_a_command_are_recorded_and_hinted():
     out = agent.invoke({"messages": [("user", "Is job-42 done?")]})
     results = tool_messages(out["messages"])
     # back to back, with no wait between them, identical pending answers are no patient polling
-    # (`signals.poll_needed`): the third is hinted, as any repeat is
+    # (`novelty.poll_needed`): the third is hinted, as any repeat is
     assert [m.content for m in results[:2]] == ["status: PENDING"] * 2
     assert results[2].content.startswith("status: PENDING\n\n[semloop]")
 

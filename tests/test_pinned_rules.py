@@ -9,8 +9,9 @@ import random
 import numpy as np
 import pytest
 
-from semloop import Config, LoopGuard, features, policy, signals
+from semloop import Config, LoopGuard, features, novelty, policy, same_action, signals
 from semloop.integrations import claude_code as cc
+from semloop.config import THRESHOLDS, Thresholds
 from semloop.state import SessionState
 from semloop.verdict import Signal
 
@@ -82,11 +83,11 @@ def test_forgiven_warning_lets_the_guard_warn_again_instead_of_stopping():
     assert [a for a in again if a != "allow"][:1] == ["warn"], again
 
 
-# -- features.result_head: a first line of fewer than HEAD_WORDS distinct words names nothing ----
-# Mutations: HEAD_WORDS 6 → 5 or 7, `>=` → `>`, or the rule dropped (every head digested).
+# -- features.result_head: a first line of fewer than head_words distinct words names nothing ----
+# Mutations: head_words 6 → 5 or 7, `>=` → `>`, or the rule dropped (every head digested).
 
 def test_result_head_needs_head_words_distinct_words_on_the_first_line():
-    assert features.HEAD_WORDS == 6
+    assert THRESHOLDS.head_words == 6
     six = "Billing service reference guide version two\nbody"   # 6 distinct words
     five = "Billing service reference guide version\nbody"      # 5
     repeated = "error error error error error error error\nbody"  # 1 distinct word, 7 tokens
@@ -118,12 +119,12 @@ def test_same_short_first_line_does_not_make_results_the_same():
     short = "Exit code 1"
     a, b = _result_step(guard, f"{short}\n{body_a}"), _result_step(guard, f"{short}\n{body_b}")
     jaccard, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    assert signals.SAME_HEAD_JACCARD <= jaccard < 0.8
-    assert signals.result_match(a, b) == pytest.approx(jaccard)  # no same-subject boost
+    assert THRESHOLDS.same_head_jaccard <= jaccard < 0.8
+    assert same_action.result_match(a, b) == pytest.approx(jaccard)  # no same-subject boost
     title = "Quarterly billing report for the Lisbon warehouse team"
     a, b = _result_step(guard, f"{title}\n{body_a}"), _result_step(guard, f"{title}\n{body_b}")
     j2, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    assert signals.result_match(a, b) == pytest.approx(1.0 - (1.0 - j2) / 2)  # same page: boosted
+    assert same_action.result_match(a, b) == pytest.approx(1.0 - (1.0 - j2) / 2)  # same page: boosted
 
 
 # -- survivors of the mutation run (tests/MUTATION.md) --------------------------------------------
@@ -136,13 +137,13 @@ def test_same_short_result_ignores_the_words_that_echo_the_call():
     guard = LoopGuard(Config(detector="exact"))
     tokyo, tyo = _weather(guard, "Tokyo", 36), _weather(guard, "TYO", 36)
     assert tokyo.short_words and tyo.short_words
-    assert signals.same_short_result(tokyo, tyo) and signals.same_short_result(tyo, tokyo)
-    assert not signals.same_short_result(tokyo, _weather(guard, "TYO", 12))  # the news differs
-    assert not signals.same_short_result(tokyo, _weather(guard, "TYO", 36, ', "rain": true'))  # one word more
+    assert same_action.same_short_result(tokyo, tyo) and same_action.same_short_result(tyo, tokyo)
+    assert not same_action.same_short_result(tokyo, _weather(guard, "TYO", 12))  # the news differs
+    assert not same_action.same_short_result(tokyo, _weather(guard, "TYO", 36, ', "rain": true'))  # one word more
     empty = guard._step("get_weather", {"city": "Tokyo"}, "", False)
-    assert not signals.same_short_result(tokyo, empty) and not signals.same_short_result(empty, tokyo)
+    assert not same_action.same_short_result(tokyo, empty) and not same_action.same_short_result(empty, tokyo)
     echo_only = guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False)
-    assert not signals.same_short_result(echo_only, guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False))
+    assert not same_action.same_short_result(echo_only, guard._step("lookup", {"q": "alpha beta"}, "alpha beta", False))
 
 
 def test_call_match_scores_and_a_missing_vector():
@@ -150,13 +151,13 @@ def test_call_match_scores_and_a_missing_vector():
     a = guard._step("bash", {"command": "ls -la build"}, "x", False)
     b = guard._step("bash", {"command": "ls  -la ./build/"}, "x", False)
     c = guard._step("bash", {"command": "make test"}, "x", False)
-    assert signals.call_match(a, a) == ("exact", 1.0)
-    assert signals.call_match(a, b) == ("normalized", 1.0)
-    assert signals.call_match(a, c) == ("paraphrase", 0.0)  # no vectors (exact detector): no similarity
+    assert same_action.call_match(a, a) == ("exact", 1.0)
+    assert same_action.call_match(a, b) == ("normalized", 1.0)
+    assert same_action.call_match(a, c) == ("paraphrase", 0.0)  # no vectors (exact detector): no similarity
     semantic = LoopGuard(Config())
     with_vec = semantic._step("bash", {"command": "make test"}, "x", False)
     assert with_vec.call_vec is not None
-    assert signals.call_match(with_vec, a) == ("paraphrase", 0.0) == signals.call_match(a, with_vec)
+    assert same_action.call_match(with_vec, a) == ("paraphrase", 0.0) == same_action.call_match(a, with_vec)
 
 
 def test_verdict_signals_are_ordered_most_specific_first():
@@ -166,7 +167,7 @@ def test_verdict_signals_are_ordered_most_specific_first():
     assert [s.kind for s in policy.ordered(found)] == ["exact", "paraphrase", "cycle", "cluster", "count"]
 
 
-# -- signals.same_step: survivors of the 2026-12-01 run over the shipped detector ------------------
+# -- same_action.same_step: survivors of the 2026-12-01 run over the shipped detector ------------------
 # Each test below was checked against the mutants it names (applied with `mutmut apply`, run, reverted).
 
 def _intents(*markers: str):
@@ -191,18 +192,18 @@ def _file_reads(cfg: Config | None = None):
 
 
 def test_a_file_and_its_head_are_one_read():
-    """`cat f` then `head -n 40 f`: the entities overlap by exactly ENTITY_OVERLAP ({f} vs {f, 40}),
+    """`cat f` then `head -n 40 f`: the entities overlap by exactly entity_overlap ({f} vs {f, 40}),
     and only containment says the results are one (Jaccard is about a half).
-    Mutations: `>= ENTITY_OVERLAP` → `>`; `result_match(..., containment=True)` → False / None / dropped;
+    Mutations: `>= entity_overlap` → `>`; `result_match(..., containment=True)` → False / None / dropped;
     the last `res_sim >= cfg.result_threshold` → `... or True` (the head and the tail are two reads)."""
     guard, cat, head = _file_reads()
-    assert features.entity_overlap(cat.entities, head.entities) == signals.ENTITY_OVERLAP
-    assert signals.result_match(cat, head) < guard.config.result_threshold  # Jaccard alone: different
-    assert signals.same_step(cat, head, guard.config) == ("paraphrase", 1.0)
+    assert features.entity_overlap(cat.entities, head.entities) == THRESHOLDS.entity_overlap
+    assert same_action.result_match(cat, head) < guard.config.result_threshold  # Jaccard alone: different
+    assert same_action.same_step(cat, head, guard.config) == ("paraphrase", 1.0)
     # its tail is another part of the file: the same intent and entities, a different result
     tail = guard._step("Bash", {"command": "tail -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[-40:]), False)
-    assert tail.entities == head.entities and signals.call_match(head, tail)[1] == 1.0
-    assert signals.same_step(head, tail, guard.config) is None
+    assert tail.entities == head.entities and same_action.call_match(head, tail)[1] == 1.0
+    assert same_action.same_step(head, tail, guard.config) is None
     # through the guard: the second `cat` repeats both earlier reads, which is a loop
     reads = [("Bash", {"command": "cat src/handlers.py"}, HANDLERS),
              ("Bash", {"command": "head -n 40 src/handlers.py"}, "\n".join(HANDLERS.splitlines()[:40])),
@@ -217,14 +218,14 @@ def test_thresholds_are_inclusive_one_means_identical_not_never():
     `call_sim < cfg.call_threshold` → `<=`."""
     cfg = Config(call_threshold=1.0, result_threshold=1.0)
     guard, cat, head = _file_reads(cfg)
-    assert signals.same_step(cat, head, cfg) == ("paraphrase", 1.0)  # contained: 1.0; one-hot cosine: 1.0
+    assert same_action.same_step(cat, head, cfg) == ("paraphrase", 1.0)  # contained: 1.0; one-hot cosine: 1.0
     again = guard._step("Bash", {"command": "cat src/handlers.py"}, HANDLERS, False)
-    assert signals.same_step(cat, again, cfg) == ("exact", 1.0)
+    assert same_action.same_step(cat, again, cfg) == ("exact", 1.0)
     tree = "\n".join(f"docs/page{i}.md" for i in range(40))
     shallow = guard._step("list_tree", {"path": ".", "max_depth": 2}, tree, False)
     deeper = guard._step("list_tree", {"path": ".", "max_depth": 3}, tree, False)
     assert shallow.skeleton_sig == deeper.skeleton_sig
-    assert signals.same_step(shallow, deeper, cfg) == ("paraphrase", 1.0)  # a creeping option, same tree
+    assert same_action.same_step(shallow, deeper, cfg) == ("paraphrase", 1.0)  # a creeping option, same tree
 
 
 def test_a_message_and_a_tool_call_are_never_one_step():
@@ -236,8 +237,8 @@ def test_a_message_and_a_tool_call_are_never_one_step():
     message = guard._step("respond", {"content": "Here is your reservation summary"}, reply, False)
     lookup = guard._step("get_reservation", {"id": "summary"}, reply, False)
     assert message.is_message and not lookup.is_message and message.result_hash == lookup.result_hash
-    assert signals.same_step(message, lookup, guard.config) is None
-    assert signals.same_step(lookup, message, guard.config) is None
+    assert same_action.same_step(message, lookup, guard.config) is None
+    assert same_action.same_step(lookup, message, guard.config) is None
 
 
 LOG = [f"2026-11-30 12:{i:02d}:07 INFO worker-{i % 7} processed batch {1000 + i} in {i * 3} ms" for i in range(60)]
@@ -251,8 +252,8 @@ def test_a_creeping_line_count_over_an_unchanged_log_is_one_step():
     short = guard._step("Bash", {"command": "tail -n 20 app.log"}, "\n".join(LOG[-20:]), False)
     longer = guard._step("Bash", {"command": "tail -n 40 app.log"}, "\n".join(LOG[-40:]), False)
     assert short.skeleton_sig == longer.skeleton_sig
-    assert signals.result_match(short, longer) < guard.config.result_threshold
-    assert signals.same_step(short, longer, guard.config) == ("paraphrase", 1.0)
+    assert same_action.result_match(short, longer) < guard.config.result_threshold
+    assert same_action.same_step(short, longer, guard.config) == ("paraphrase", 1.0)
 
 
 def test_paging_through_a_file_with_a_creeping_offset_is_work():
@@ -264,27 +265,27 @@ def test_paging_through_a_file_with_a_creeping_offset_is_work():
               "\n".join(lines[40 * k: 40 * k + 40])) for k in range(6)]
     first, second = (guard._step(*p, False) for p in pages[:2])
     assert first.skeleton_sig == second.skeleton_sig and min(first.result_size, second.result_size) >= 30
-    assert signals.same_step(first, second, guard.config) is None
+    assert same_action.same_step(first, second, guard.config) is None
     fresh = LoopGuard(Config(), embedder=_intents("handlers"))
     assert [fresh.record(*p).action for p in pages] == ["allow"] * 6
 
 
 def test_a_result_of_exactly_short_result_words_is_substantial():
-    """SHORT_RESULT distinct words is the first substantial size (`>=`, not `>`). Mutations: both
-    `min(a.result_size, b.result_size) >= SHORT_RESULT` in same_step → `>`."""
-    words = [f"w{i}" for i in range(features.SHORT_RESULT)]
+    """short_result distinct words is the first substantial size (`>=`, not `>`). Mutations: both
+    `min(a.result_size, b.result_size) >= short_result` in same_step → `>`."""
+    words = [f"w{i}" for i in range(THRESHOLDS.short_result)]
     text = " ".join(words)
     guard = LoopGuard(Config(), embedder=_intents("tail"))
     five = guard._step("Bash", {"command": "tail -n 5 app.log"}, text, False)
     six = guard._step("Bash", {"command": "tail -n 6 app.log"}, text + "\n" + " ".join(words[-5:]), False)
-    assert five.result_size == six.result_size == features.SHORT_RESULT and five.result_hash != six.result_hash
-    assert signals.same_step(five, six, guard.config) == ("paraphrase", 1.0)  # creeping number, same words
+    assert five.result_size == six.result_size == THRESHOLDS.short_result and five.result_hash != six.result_hash
+    assert same_action.same_step(five, six, guard.config) == ("paraphrase", 1.0)  # creeping number, same words
     # the very same substantial result from two related calls (same tool), however unalike they read
     guard = LoopGuard(Config(), embedder=_intents("cat", "awk"))
     cat = guard._step("Bash", {"command": "cat notes.txt"}, text, False)
     awk = guard._step("Bash", {"command": "awk '{print}' notes.txt"}, text, False)
-    assert signals.call_match(cat, awk) == ("paraphrase", 0.0)
-    assert signals.same_step(cat, awk, guard.config) == ("paraphrase", 0.0)
+    assert same_action.call_match(cat, awk) == ("paraphrase", 0.0)
+    assert same_action.same_step(cat, awk, guard.config) == ("paraphrase", 0.0)
 
 
 def _forecast(city: str) -> str:
@@ -300,26 +301,26 @@ def test_a_failed_call_is_not_the_same_step_as_a_succeeded_one():
     tokyo = guard._step("get_weather", {"city": "Tokyo"}, _forecast("Tokyo"), False)
     tyo = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), False)
     tyo_failed = guard._step("get_weather", {"city": "TYO"}, _forecast("TYO"), True)
-    assert signals.same_step(tokyo, tyo, guard.config) == ("paraphrase", 1.0)
-    assert signals.same_step(tokyo, tyo_failed, guard.config) is None
-    assert signals.same_step(tyo_failed, tokyo, guard.config) is None
+    assert same_action.same_step(tokyo, tyo, guard.config) == ("paraphrase", 1.0)
+    assert same_action.same_step(tokyo, tyo_failed, guard.config) is None
+    assert same_action.same_step(tyo_failed, tokyo, guard.config) is None
     show = guard._step("Bash", {"command": "pip show requests | head -2"}, "Name: requests\nVersion: 2.31.4", False)
     version = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"}, "2.31.4", False)
     version_failed = guard._step("Bash", {"command": "python -c 'import requests; print(requests.__version__)'"},
                                  "2.31.4", True)
-    assert signals.same_step(show, version, guard.config) == ("paraphrase", 1.0)  # same facts, other words
-    assert signals.same_step(show, version_failed, guard.config) is None
-    assert signals.same_step(version_failed, show, guard.config) is None
+    assert same_action.same_step(show, version, guard.config) == ("paraphrase", 1.0)  # same facts, other words
+    assert same_action.same_step(show, version_failed, guard.config) is None
+    assert same_action.same_step(version_failed, show, guard.config) is None
 
 
 def test_reworded_commands_agreeing_on_four_of_five_facts_are_one_step():
-    """SAME_FACTS (0.8) is inclusive: 4 shared versions of 5. Mutation: `>= SAME_FACTS` → `>`."""
+    """same_facts (0.8) is inclusive: 4 shared versions of 5. Mutation: `>= same_facts` → `>`."""
     freeze = "requests 2.31.4\nurllib3 1.26.18\ncertifi 2024.2.2\nidna 3.6.1"
     guard = LoopGuard(Config(), embedder=_intents("pip"))
     listed = guard._step("Bash", {"command": "pip list --format=freeze"}, freeze, False)
     frozen = guard._step("Bash", {"command": "python -m pip freeze"}, freeze + "\ncharset-normalizer 3.3.2", False)
-    assert signals.same_facts(listed, frozen) == signals.SAME_FACTS
-    assert signals.same_step(listed, frozen, guard.config) == ("paraphrase", signals.SAME_FACTS)
+    assert same_action.same_facts(listed, frozen) == THRESHOLDS.same_facts
+    assert same_action.same_step(listed, frozen, guard.config) == ("paraphrase", THRESHOLDS.same_facts)
 
 
 # -- signals.repeated_call ------------------------------------------------------------------------
@@ -348,7 +349,7 @@ def test_only_the_very_same_call_failing_again_counts_across_progress():
     guard.record("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
     assert guard.state.last_novel == 1
     step = guard._step("Bash", {"command": "python -m pytest tests/test_api.py"}, IMPORT_ERROR, True)
-    assert signals.same_step(step, guard.state.window[0], guard.config)[0] == "paraphrase"
+    assert same_action.same_step(step, guard.state.window[0], guard.config)[0] == "paraphrase"
     assert signals.repeated_call(guard.state, step, guard.config) is None  # one exact repeat: not yet a loop
 
 
@@ -434,28 +435,28 @@ def test_a_run_that_passed_then_fails_twice_after_an_edit_checks_the_edit():
     assert signals.repeated_call(guard.state, step, guard.config) is None
 
 
-# -- signals.result_match -------------------------------------------------------------------------
+# -- same_action.result_match -------------------------------------------------------------------------
 
 def test_result_match_is_a_similarity_from_zero_to_one():
     """Mutations: the 1.0 for equal (or short, equal once echoes are left out) results → 2.0."""
     guard = LoopGuard(Config(detector="exact"))
     tokyo, tyo = _weather(guard, "Tokyo", 36), _weather(guard, "TYO", 36)
-    assert tokyo.result_hash != tyo.result_hash and signals.result_match(tokyo, tyo) == 1.0
+    assert tokyo.result_hash != tyo.result_hash and same_action.result_match(tokyo, tyo) == 1.0
     again = _weather(guard, "Tokyo", 36)
-    assert signals.result_match(tokyo, again) == 1.0 == signals.result_match(tokyo, again, containment=True)
+    assert same_action.result_match(tokyo, again) == 1.0 == same_action.result_match(tokyo, again, containment=True)
 
 
 def test_same_first_line_boost_starts_at_exactly_same_head_jaccard():
     """Two pages with one title sharing 30 of 50 distinct words (Jaccard exactly 0.6, computed
-    exactly below SKETCH_SIZE words) are halfway to the same. Mutation: `>= SAME_HEAD_JACCARD` → `>`."""
+    exactly below SKETCH_SIZE words) are halfway to the same. Mutation: `>= same_head_jaccard` → `>`."""
     guard = LoopGuard(Config(detector="exact"))
     title = "Quarterly billing report for the Lisbon warehouse team"  # 8 distinct words
     shared = " ".join(f"s{i}" for i in range(22))
     a = _result_step(guard, f"{title}\n{shared} " + " ".join(f"a{i}" for i in range(10)))
     b = _result_step(guard, f"{title}\n{shared} " + " ".join(f"b{i}" for i in range(10)))
     jaccard, _ = signals.content_similarity(a.result_sketch, a.result_size, b.result_sketch, b.result_size)
-    assert jaccard == signals.SAME_HEAD_JACCARD
-    assert signals.result_match(a, b) == pytest.approx(0.8)
+    assert jaccard == THRESHOLDS.same_head_jaccard
+    assert same_action.result_match(a, b) == pytest.approx(0.8)
 
 
 # -- policy.escalate: a stop is final --------------------------------------------------------------
@@ -515,7 +516,7 @@ def test_a_conversation_loop_scores_its_least_similar_pair_and_says_how_many_ask
 
 
 def test_asking_for_the_same_named_thing_needs_only_same_ask_similarity():
-    """Pairwise cosine 0.78: below message_threshold (0.85), above SAME_ASK_SIMILARITY (0.7). All
+    """Pairwise cosine 0.78: below message_threshold (0.85), above same_ask_similarity (0.7). All
     three ask for "reservation id": a loop. A third asking for something else: not. Mutations:
     `same_object` → None / False; the intersection without the step's terms or without the group's;
     `same_object and score >= ...` → `or`."""
@@ -530,17 +531,17 @@ def test_asking_for_the_same_named_thing_needs_only_same_ask_similarity():
     assert signals.repeated_message(guard.state, other, guard.config) is None
 
 
-def test_message_similarity_thresholds_are_inclusive(monkeypatch):
+def test_message_similarity_thresholds_are_inclusive():
     """A cosine of exactly 0.75 (exact in float32) against thresholds of 0.75. Mutations:
-    `score < cfg.message_threshold` → `<=`; `score >= SAME_ASK_SIMILARITY` → `>`."""
+    `score < cfg.message_threshold` → `<=`; `score >= same_ask_similarity` → `>`."""
     embed = _table({"provide the": [1, 0], "send me": [0.75, 0.4375 ** 0.5], "seat number": [1, 0]})
     seat = ("respond", {"content": "Could you please provide your seat number?"}, "I don't know it.")
     guard = _asked(embed, Config(message_repeats=1, message_threshold=0.75), [seat])
     step = guard._step(*ASK_ID[1], False)
     assert not step.ask_terms & guard.state.window[0].ask_terms  # no named thing in common
     assert signals.repeated_message(guard.state, step, guard.config).score == 0.75
-    monkeypatch.setattr(signals, "SAME_ASK_SIMILARITY", 0.75)
-    guard = _asked(embed, Config(message_repeats=1, message_threshold=0.9), ASK_ID[:1])
+    guard = _asked(embed, Config(message_repeats=1, message_threshold=0.9,
+                                 thresholds=Thresholds(same_ask_similarity=0.75)), ASK_ID[:1])
     step = guard._step(*ASK_ID[1], False)
     assert step.ask_terms == guard.state.window[0].ask_terms != frozenset()
     assert signals.repeated_message(guard.state, step, guard.config).score == 0.75
@@ -610,15 +611,15 @@ BUILD_LOG = [f"compiling module_{i}.c into build/module_{i}.o with gcc flags O{i
 def test_a_generic_failure_counts_only_when_it_is_the_same_failure():
     """"exit code 1" says nothing by itself: varied builds whose logs merely overlap (the verbose one
     contains the plain one) are not one failure. Mutations: the generic overlap `result_threshold` →
-    ERROR_OVERLAP; `sim < overlap and not generic` → `or` (containment for generic errors too)."""
+    error_overlap; `sim < overlap and not generic` → `or` (containment for generic errors too)."""
     plain = "make: *** [all] Error 1\n" + "\n".join(BUILD_LOG[:18])
     verbose = plain + "\n" + "\n".join(BUILD_LOG[18:])
     guard = _failures(_intents("zzz"), ("Bash", {"command": "make"}, plain), ("Bash", {"command": "make -j4"}, plain))
     step = guard._step("Bash", {"command": "make VERBOSE=1"}, verbose, True)
-    assert step.error_class in signals.GENERIC_ERRORS and step.result_size >= features.SHORT_RESULT
+    assert step.error_class in signals.GENERIC_ERRORS and step.result_size >= THRESHOLDS.short_result
     jaccard, contained = signals.content_similarity(step.result_sketch, step.result_size,
                                                     guard.state.window[0].result_sketch, guard.state.window[0].result_size)
-    assert signals.ERROR_OVERLAP <= jaccard < guard.config.result_threshold <= contained
+    assert THRESHOLDS.error_overlap <= jaccard < guard.config.result_threshold <= contained
     assert signals.repeated_result(guard.state, step, guard.config) is None
     again = guard._step("Bash", {"command": "make all"}, plain, True)
     assert signals.repeated_result(guard.state, again, guard.config).related_steps == (0, 1)  # the same failure
@@ -637,7 +638,7 @@ def test_specific_errors_sharing_exactly_error_overlap_are_the_same_error():
                       ("Bash", {"command": "cat /srv/data/x"}, error("q")))
     step = guard._step("Bash", {"command": "cp -r /srv/data /tmp"}, error("s"), True)
     assert step.error_class == "permission"
-    assert signals.result_match(step, guard.state.window[0]) == signals.ERROR_OVERLAP
+    assert same_action.result_match(step, guard.state.window[0]) == THRESHOLDS.error_overlap
     assert signals.repeated_result(guard.state, step, guard.config) == Signal("same_result", 0.25, (0, 1))
 
 
@@ -701,11 +702,11 @@ def test_a_stale_cluster_reports_its_similarity_and_counts():
 
 
 def test_a_cluster_result_is_seen_when_its_words_are_the_same_not_when_it_contains_an_earlier_one():
-    """Other calls of one intent: 30 words again (hash differs) is stale — SHORT_RESULT is substantial
+    """Other calls of one intent: 30 words again (hash differs) is stale — short_result is substantial
     and a Jaccard of exactly result_threshold (40 of 50 words) is the same; a result that contains
     the earlier one and adds as much again is new. Mutations: `min(n, step.result_size) >=
-    SHORT_RESULT` → `>`; `result_size >= SHORT_RESULT` → `>`; `[0] >= result_threshold` → `[1]` / `>`."""
-    words = [f"w{i}" for i in range(features.SHORT_RESULT)]
+    short_result` → `>`; `result_size >= short_result` → `>`; `[0] >= result_threshold` → `[1]` / `>`."""
+    words = [f"w{i}" for i in range(THRESHOLDS.short_result)]
 
     def stale_after(first: str, second: str) -> int:
         guard = LoopGuard(Config(), embedder=_intents("report"))
@@ -739,8 +740,8 @@ def test_each_detector_keeps_only_the_window_it_reads():
 # -- the pairwise helpers: same_facts, same_rich_short_result --------------------------------------
 
 def test_same_facts_limits_message_sides_and_result_sizes():
-    """Mutations: `or a.is_message or b.is_message` → `and` (twice); `> FACT_RESULT` → `>=`; `< 2`
-    shared facts → `<= 2` / `< 3`; `>= SHORT_RESULT` → `>`."""
+    """Mutations: `or a.is_message or b.is_message` → `and` (twice); `> fact_result` → `>=`; `< 2`
+    shared facts → `<= 2` / `< 3`; `>= short_result` → `>`."""
     guard = LoopGuard(Config(detector="exact"))
 
     def result(tool, n, facts, tag="w"):
@@ -748,29 +749,29 @@ def test_same_facts_limits_message_sides_and_result_sizes():
         text = " ".join(facts + [f"{tag}{i}" for i in range(n - words)])
         return guard._step(tool, {"q": tag}, text, False)
     two = ["2.31.4", "1.26.18"]
-    a, b = result("lookup", 80, two), result("lookup", 80, two, "v")  # FACT_RESULT words, 2 shared facts
-    assert a.result_size == signals.FACT_RESULT and a.facts == b.facts == frozenset(two)
-    assert signals.same_facts(a, b) == 1.0
+    a, b = result("lookup", 80, two), result("lookup", 80, two, "v")  # fact_result words, 2 shared facts
+    assert a.result_size == THRESHOLDS.fact_result and a.facts == b.facts == frozenset(two)
+    assert same_action.same_facts(a, b) == 1.0
     message = guard._step("respond", {"content": "Which versions are installed?"}, " ".join(two), False)
     tool = guard._step("lookup", {"q": "versions"}, " ".join(two), False)
     assert message.is_message and message.facts == tool.facts != frozenset()
-    assert signals.same_facts(message, tool) == 0.0 == signals.same_facts(tool, message)
-    c, d = result("lookup", 30, two[:1]), result("lookup", 30, two[:1], "v")  # SHORT_RESULT words, 1 fact
-    assert c.result_size == features.SHORT_RESULT and signals.same_facts(c, d) == 0.0
+    assert same_action.same_facts(message, tool) == 0.0 == same_action.same_facts(tool, message)
+    c, d = result("lookup", 30, two[:1]), result("lookup", 30, two[:1], "v")  # short_result words, 1 fact
+    assert c.result_size == THRESHOLDS.short_result and same_action.same_facts(c, d) == 0.0
 
 
 def test_a_rich_short_answer_needs_tiny_result_words_besides_every_echo():
-    """TINY_RESULT (8) distinct words besides the words of *either* call. Mutations: `a.input_words |
-    b.input_words` → `&`; `>= TINY_RESULT` → `>`."""
+    """tiny_result (8) distinct words besides the words of *either* call. Mutations: `a.input_words |
+    b.input_words` → `&`; `>= tiny_result` → `>`."""
     guard = LoopGuard(Config(detector="exact"))
 
     def answer(city, n):
         return guard._step("get_weather", {"city": city}, " ".join([city] + [f"x{i}" for i in range(n)]), False)
-    assert signals.same_rich_short_result(answer("Tokyo", 8), answer("TYO", 8))
-    assert not signals.same_rich_short_result(answer("Tokyo", 7), answer("TYO", 7))  # "tokyo" is an echo
+    assert same_action.same_rich_short_result(answer("Tokyo", 8), answer("TYO", 8))
+    assert not same_action.same_rich_short_result(answer("Tokyo", 7), answer("TYO", 7))  # "tokyo" is an echo
 
 
-# -- signals.same_step: an acknowledgement says nothing of what a call did --------------------------
+# -- same_action.same_step: an acknowledgement says nothing of what a call did --------------------------
 # Found on a random sample of real mini-swe-agent runs (benchmarks/labels/README.md): edits of one
 # file and new test scripts written with `cat <<EOF > f` all answer the harness's empty output, and
 # were matched as reworded repeats of each other (a warning in one ordinary coding run in four).
@@ -785,7 +786,7 @@ def test_different_edits_of_one_line_answering_an_empty_output_are_work():
     edits = [f"sed -i '224s/print.*/print(\"DEBUG {n}\")/' lib/pyplot.py" for n in ("a", "b", "c")]
     steps = [guard._step("Bash", {"command": c}, MINI_SWE_EMPTY, False) for c in edits]
     assert all(s.acknowledged for s in steps)
-    assert signals.same_step(steps[0], steps[1], guard.config) is None
+    assert same_action.same_step(steps[0], steps[1], guard.config) is None
     fresh = LoopGuard(Config(), embedder=_intents("pyplot.py"))
     assert [fresh.record("Bash", {"command": c}, MINI_SWE_EMPTY).action for c in edits] == ["allow"] * 3
 
@@ -807,7 +808,7 @@ def test_a_tiny_answer_is_not_an_acknowledgement(answer):
                "select count(id) as paid from orders where status='paid'"]
     a, b = (guard._step("run_sql", {"query": q}, answer, False) for q in queries)
     assert not a.acknowledged
-    assert signals.same_step(a, b, guard.config) == ("paraphrase", 1.0)
+    assert same_action.same_step(a, b, guard.config) == ("paraphrase", 1.0)
 
 
 def test_an_acknowledgement_may_echo_the_call():
@@ -816,7 +817,7 @@ def test_an_acknowledgement_may_echo_the_call():
     words = ("ticket", "t", "1", "updated")
     assert features.is_acknowledgement("ticket t-1 updated", words, 4, frozenset({"ticket", "t", "1"}))
     assert not features.is_acknowledgement("ticket t-1 updated", words, 4, frozenset())
-    assert not features.is_acknowledgement("ok", ("ok",), features.SHORT_RESULT, frozenset())
+    assert not features.is_acknowledgement("ok", ("ok",), THRESHOLDS.short_result, frozenset())
 
 
 # Claude Code's answer to every TodoWrite call, whatever the list holds.
@@ -874,14 +875,14 @@ def _pytest_runs(guard, unique_facts):
     return actions
 
 
-def test_facts_every_result_states_are_background_not_an_answer(monkeypatch):
-    """Every test run prints the Python and pytest versions: after BACKGROUND_FACT brief results
+def test_facts_every_result_states_are_background_not_an_answer():
+    """Every test run prints the Python and pytest versions: after background_fact brief results
     stating them they are the environment, and three different scripts whose only shared facts are
     those versions did not find the same thing. With the rule off the same runs warn."""
     runs = ["3f9a2c1d", "8b7e6d5c", "1a2b3c4d", "9f8e7d6c", "", "", ""]
     assert _pytest_runs(LoopGuard(Config(), embedder=_intents("pytest")), runs) == ["allow"] * 7
-    monkeypatch.setattr(signals, "BACKGROUND_FACT", 10 ** 9)
-    assert "warn" in _pytest_runs(LoopGuard(Config(), embedder=_intents("pytest")), runs)
+    no_background = Config(thresholds=Thresholds(background_fact=10 ** 9))
+    assert "warn" in _pytest_runs(LoopGuard(no_background, embedder=_intents("pytest")), runs)
 
 
 REPRO_OUTPUT = "SQL Query:\nSELECT " + ", ".join(f'"main_model"."field_{name}"' for name in (
@@ -959,11 +960,11 @@ def test_probe_scripts_under_different_names_are_experiments_not_repeats(monkeyp
     assert [guard.record("Bash", _probe(n, c), FITS_REPORT).action for n, c in names] == ["allow"] * 3
     a, b = (LoopGuard(Config(), embedder=_intents("astropy"))._step("Bash", _probe(n, c), FITS_REPORT, False)
             for n, c in names[:2])
-    assert a.programs == {"test_qd.py"} and signals.different_programs(a, b)
-    assert signals.same_step(a, b, Config()) is None
+    assert a.programs == {"test_qd.py"} and same_action.different_programs(a, b)
+    assert same_action.same_step(a, b, Config()) is None
     again = LoopGuard(Config(), embedder=_intents("astropy"))
     assert [again.record("Bash", _probe("test_qd.py", c), FITS_REPORT).action for c in "abc"][-1] == "warn"
-    monkeypatch.setattr(signals, "different_programs", lambda a, b: False)
+    monkeypatch.setattr(same_action, "different_programs", lambda a, b: False)
     fresh = LoopGuard(Config(), embedder=_intents("astropy"))
     assert "warn" in [fresh.record("Bash", _probe(n, c), FITS_REPORT).action for n, c in names]
 
@@ -1117,20 +1118,19 @@ def test_element_ids_are_targets_not_a_creeping_number(monkeypatch):
     assert "warn" in clicks()
 
 
-def test_an_error_over_a_new_page_is_not_the_same_failure(monkeypatch):
+def test_an_error_over_a_new_page_is_not_the_same_failure():
     """BrowserGym reports "Timeout 500ms exceeded" on clicks that did open the next order: with a
-    whole page after it (more than FACT_RESULT words) an error must come with the same content to
+    whole page after it (more than fact_result words) an error must come with the same content to
     be the same failure; pages of one shop share their menus. Mutation: drop the size condition
-    (the loose ERROR_OVERLAP then matches the shared menus)."""
+    (the loose error_overlap then matches the shared menus)."""
     timeout = "TimeoutError: Locator.click: Timeout 500ms exceeded."
 
-    def orders():
-        guard = LoopGuard(Config(), embedder=_intents("click"))
+    def orders(config=Config()):
+        guard = LoopGuard(config, embedder=_intents("click"))
         return [guard.record("click", {"bid": bid}, f"{timeout}\n" + _page(f"order/view/{n}", f"Order {n}"),
                              is_error=True).action for bid, n in (("1379", 197), ("1381", 196), ("1383", 195))]
     assert orders() == ["allow"] * 3
-    monkeypatch.setattr(signals, "FACT_RESULT", 10 ** 9)
-    assert "warn" in orders()
+    assert "warn" in orders(Config(thresholds=Thresholds(fact_result=10 ** 9)))
 
 
 def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatch):
@@ -1146,7 +1146,7 @@ def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatc
             for bid, p in (("1447", 2), ("1498", 3), ("1512", 4))]
     assert history_pages() == ["allow"] * 3
     real_head = features.result_head
-    monkeypatch.setattr(features, "result_head", lambda text: real_head("the same first line for every page"))
+    monkeypatch.setattr(features, "result_head", lambda text, head_words: real_head("the same first line for every page"))
     assert "warn" in history_pages()
 
 
@@ -1296,7 +1296,7 @@ def test_the_same_lookup_after_new_replies_is_still_a_repeat(monkeypatch):
     lookup = ("search_waiting_list_by_rut", {"rut": "99.999.999-9"},
               "RESULTADO: El paciente no registra interconsultas pendientes en la lista de espera.")
     assert _conversation([lookup] * 3, REPLIES) == ["allow", "allow", "warn"]
-    real = signals.since_progress
+    real = novelty.since_progress
     monkeypatch.setattr(signals, "since_progress", lambda state, step, talk=True: real(state, step))
     assert _conversation([lookup] * 3, REPLIES) == ["allow"] * 3
 
@@ -1382,7 +1382,7 @@ def test_goodbyes_need_as_many_repeats_as_any_ask():
 
 # -- argument drift with a short answer (issue 7, family 3) -----------------------------------------
 # A creeping max_depth whose answer is a short but detailed listing used to pass: the skeleton rule
-# compared only results of SHORT_RESULT words or more. Mutation: drop the short-answer branch of
+# compared only results of short_result words or more. Mutation: drop the short-answer branch of
 # `same_step` (the crawl then never warns).
 
 PAGES = "Found 12 pages: /, /about, /blog, /contact, /pricing, /docs, /docs/a, /docs/b, /blog/1, /blog/2, /careers, /legal"
@@ -1401,7 +1401,7 @@ def test_a_creeping_depth_with_the_same_short_listing_is_a_repeat(monkeypatch):
     assert _crawl(growing) == ["allow"] * 4
     # a bare acknowledgement for each depth says too little to call it the same answer
     assert _crawl(["ok: crawl queued"] * 4) == ["allow"] * 4
-    monkeypatch.setattr(signals, "same_detailed_short_result", lambda a, b: False)
+    monkeypatch.setattr(same_action, "same_detailed_short_result", lambda a, b, th=None: False)
     assert _crawl([PAGES] * 4) == ["allow"] * 4
 
 
@@ -1485,7 +1485,7 @@ def test_test_runs_of_different_modules_are_different_work():
     """`runtests.py expressions_window`, `expressions`, `queries`: three test modules whose outputs
     share nearly every word (the runner's boilerplate) and contain one another. One word swapped in
     a call is the same action on another target, as batch work is (mini-swe-agent django-13028,
-    13315 and 15022 were warned for it). Mutation: drop `signals.swapped_target` from `same_step`."""
+    13315 and 15022 were warned for it). Mutation: drop `same_action.swapped_target` from `same_step`."""
     guard = LoopGuard(Config(), embedder=_intents("runtests"))  # the embedding calls them one intent
     actions = [guard.record("bash", {"command": f"python3 tests/runtests.py {module}"},
                             _django_run(module, tests, skipped, case)).action
@@ -1657,10 +1657,8 @@ def test_a_traversal_whose_every_click_times_out_is_still_traversal(monkeypatch)
     assert _list_and_orders(list(range(180, 186)), timeout) == ["allow"] * 12
     assert _list_and_orders(list(range(180, 186)), timeout, reorders=True) == ["allow"] * 12
     assert "warn" in _list_and_orders([180] * 4, timeout)
-    from semloop import guard as guard_module
-
-    real = guard_module._is_novel
-    monkeypatch.setattr(guard_module, "_is_novel", lambda step, state, cfg: not step.is_error and real(step, state, cfg))
+    real = novelty.is_novel
+    monkeypatch.setattr(novelty, "is_novel", lambda step, state, cfg: not step.is_error and real(step, state, cfg))
     assert "warn" in _list_and_orders(list(range(180, 186)), timeout)
 
 

@@ -24,7 +24,7 @@ from hypothesis import given, settings, strategies as st
 
 import semloop
 from semloop import features
-from semloop.config import Config
+from semloop.config import THRESHOLDS, Config
 from semloop.guard import LoopGuard
 from semloop.scan import iter_scan, scan_chunk, scan_trace
 from semloop.traces import Trace, load_traces, parse_trace
@@ -110,7 +110,7 @@ class Reference:
         union_sketch = sorted(set_a | set_b)[:features.SKETCH_SIZE]
         both = sum(1 for h in union_sketch if h in set_a and h in set_b)
         jaccard = both / len(union_sketch)
-        if min(size_a, size_b) < features.TINY_RESULT:
+        if min(size_a, size_b) < THRESHOLDS.tiny_result:
             return jaccard, jaccard
         intersection = jaccard * (size_a + size_b) / (1.0 + jaccard)
         return jaccard, min(1.0, intersection / min(size_a, size_b))

@@ -1,0 +1,147 @@
+"""Did this step bring new information? The progress rules: whether a step is news (`is_novel`),
+a write (`is_write`) or work (`is_work`), which of its facts are background (`foreground_facts`),
+where the latest progress was (`since_progress`, `starts_at_a_reply`, `uses_new_value`), and how
+many repeats a poll needs (`poll_needed`).
+
+Pure functions over the session state, which they read and do not change (`foreground_facts`
+counts the facts it is given, and says so). The pipeline: `features` → `same_action` → `novelty`
+→ `signals` → `policy`; `LoopGuard` stores what these functions decide (`state.last_novel`,
+`state.last_write`, `state.last_work`).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .config import THRESHOLDS, Config, Thresholds
+from .same_action import result_match, same_facts
+from .state import SessionState, StepRecord
+
+
+def page_error(step: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
+    """An error that comes with a whole page or listing (more than `Thresholds.fact_result` distinct words): a
+    browser's "Timeout 500ms exceeded" over the page the click did open. Its content is the news,
+    not its error line (`repeated_result`; novelty in `novelty.is_novel`)."""
+    return step.is_error and step.result_size > th.fact_result
+
+
+def since_progress(state: SessionState, step: StepRecord, talk: bool = True) -> list[StepRecord]:
+    """Window steps from the latest one that brought a new result on: a repeat counts as stuck
+    only if nothing new happened since (an edit-then-test cycle whose failures shrink is progress).
+    For a call that succeeds, a write counts as progress too (`state.last_write`: an edit answered
+    by a bare acknowledgement or made through an editor, `novelty.is_write`): running the test
+    again after an edit checks the edit, even when the output did not change. A call that fails
+    keeps counting across writes: an edit that leaves the very same error in place is the loop.
+
+    With `talk=False` the other side's replies (the results of messages) are not progress: they
+    are new every time, but a call that uses nothing from them did not move on (`uses_new_value`).
+    """
+    novel = state.last_novel if talk else max(
+        (s.index for s in state.window if s.novel and not s.is_message), default=-1)
+    start = novel if step.is_error else max(novel, state.last_write)
+    return [s for s in state.window if s.index >= start]
+
+
+def starts_at_a_reply(progress: list[StepRecord]) -> bool:
+    """Whether the latest progress was a message's reply: only then can leaving the talk out
+    (`since_progress(talk=False)`) reach further back (never, in a run without messages)."""
+    return bool(progress) and progress[0].is_message
+
+
+def uses_new_value(state: SessionState, step: StepRecord) -> bool:
+    """Whether the call acts on a value (an id, a name, a number) that no earlier call in the
+    window used: the customer's new reservation id, the next gift card. Then what was said since
+    may be what moved it on; a call that re-uses the values already tried was not moved on by it."""
+    known = set().union(*(prev.entities for prev in state.window if not prev.is_message))
+    return bool(step.entities - known)
+
+
+def poll_needed(state: SessionState, step: StepRecord, cfg: Config) -> int:
+    """Earlier matches a repeat needs: `min_repeats`, or for a result still in progress (`pending`)
+    the polling patience — only with evidence that time passed since the same call was last made:
+    another step between (a wait, other work), or a timestamp in the result that moved on
+    (`StepRecord.clock`). Back-to-back identical answers are asking again, not waiting. A poll whose
+    waits grow (30 s, 45 s, 60 s: a backoff) earns `backoff_poll_repeats`."""
+    if not (step.pending or (step.wait >= 0 and any(s.pending for s in state.window))):
+        return cfg.min_repeats  # (the waits of a poll are as patient as its checks)
+    same = [s for s in state.window if s.norm_sig == step.norm_sig]
+    if not same:
+        return cfg.poll_repeats
+    last = same[-1]
+    between = [s for s in state.window if s.index > last.index]
+    if not between and not (step.clock and last.clock and step.clock != last.clock):
+        return cfg.min_repeats
+    waits = [s.wait for s in state.window if s.index > same[0].index and s.wait > 0]
+    if len(waits) >= 2 and all(a < b for a, b in itertools.pairwise(waits)):
+        return max(cfg.poll_repeats, cfg.backoff_poll_repeats)
+    return cfg.poll_repeats
+
+
+_MAX_FACTS = 1024  # session facts counted at most (least recently stated dropped): a memory bound, not tuning
+
+
+def foreground_facts(state: SessionState, facts: frozenset[str], th: Thresholds = THRESHOLDS) -> frozenset[str]:
+    """`facts` less the session's background, counting them. A version or path that earlier brief
+    results kept stating (`Thresholds.background_fact` of them) — the Python and pytest versions of
+    every test-run header, the file of a warning every script prints — is the environment talking,
+    not an answer: two different scripts both printing it did not find the same thing."""
+    counts = state.fact_counts
+    kept = frozenset(f for f in facts if counts.get(f, 0) < th.background_fact)
+    for fact in facts:
+        counts[fact] = counts.pop(fact, 0) + 1  # re-inserted: the least recently stated is dropped first
+    while len(counts) > _MAX_FACTS:
+        counts.popitem(last=False)
+    return kept
+
+
+def is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
+    """Whether the step brought news: not empty, and neither the same content nor the same facts as
+    a window step that succeeded. One result inside the other is the same content only when one is
+    brief (`head -n` after `cat`): two whole pages of one site share their menus, which says "same
+    site", not "nothing new".
+
+    A brief error is never news. An error that comes with a whole page (`novelty.page_error`) is
+    news when the page is. It is compared with every window step, errors included, and a first
+    line no window step showed (another URL: order 199 after order 200) is a new page however alike
+    the two pages' words are. A clean step is compared with clean steps only, so the first clean
+    view of what came with an error is news (even when its page error was: left so on purpose,
+    CHANGELOG.md, twelfth pass)."""
+    if step.result_size == 0:
+        return False
+    th = cfg.thresholds
+    paged = page_error(step, th)
+    if step.is_error and not paged:
+        return False
+    if paged and step.result_head and all(prev.result_head != step.result_head for prev in state.window):
+        return True
+    return all(
+        result_match(step, prev, containment=min(step.result_size, prev.result_size) <= th.fact_result, th=th)
+        < cfg.result_threshold
+        and same_facts(step, prev, th) < th.same_facts for prev in state.window if paged or not prev.is_error)
+
+
+def is_write(step: StepRecord, state: SessionState) -> bool:
+    """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`) or through
+    an editor (`StepRecord.edits`, whose result shows the edited text): an edit, a file written.
+    What runs or reads after it checks it (`novelty.since_progress`, `signals.update_clusters`).
+    Not an empty result (a `think` note answers nothing), and not the same call again (the same
+    edit twice is no news)."""
+    return (not step.is_error and not step.is_message and step.result_size > 0
+            and (step.acknowledged or step.edits) and new_call(step, state))
+
+
+def is_work(step: StepRecord, state: SessionState) -> bool:
+    """A tool call that did something: not an error, with some output, and either a new call or a
+    new result. (A successful write whose result looks like an earlier read is work; a `think`
+    step, with no output, is not.) A message is work only when its reply answered with a new
+    identifier (`features.reply_answers`). Work ends a conversation loop; talk does not."""
+    if step.is_message:
+        return step.answered
+    if step.is_error or step.result_size == 0:
+        return False
+    return step.novel or new_call(step, state)
+
+
+def new_call(step: StepRecord, state: SessionState) -> bool:
+    """No window step made this call (normalized signature)."""
+    return all(prev.norm_sig != step.norm_sig for prev in state.window)
