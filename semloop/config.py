@@ -216,9 +216,9 @@ class Config:
     (two signal kinds agree on the step), or "same_loop+agree". The layered detector only: the
     baselines stop at the flag after `max_warnings`, as their recipes do."""
 
-    gate_coefs: tuple[float, ...] = (-1.050, -0.572, -1.084, -0.376, 1.510, 0.269, -0.300, 0.497, 2.233, -1.197,
-                                     -1.145, 0.269, -2.012, 0.256, -1.436, -1.451, 2.117, 1.582, 0.396, 1.352,
-                                     1.109, 0.067, -2.679)
+    gate_coefs: tuple[float, ...] = (-1.044, -0.584, -1.072, -0.383, 1.481, 0.275, -0.256, 0.505, 2.272, -1.157,
+                                     -1.163, 0.275, -2.012, 0.275, -1.496, -1.484, 2.137, 1.554, 0.401, 1.319,
+                                     1.135, 0.061, -2.747)
     """Coefficients of the second view on a flag (`semloop.gate`: one per `gate.FEATURES`, fitted
     on the labeled dev runs by `benchmarks/gate_fit.py`); () turns the second view off: every flag
     warns, and `stop_gate` alone decides the stop."""
@@ -227,7 +227,7 @@ class Config:
     """Gate score (0..1, `semloop.gate`) a flag needs to warn (the soft block). A flag below it is
     not shown; it counts towards the stop, never as the last warning before it."""
 
-    stop_score: float = 0.5
+    stop_score: float = 0.35
     """Gate score (0..1, `semloop.gate`) the flag past `max_warnings` needs to stop the run (the hard
     block), besides `stop_gate`: a false stop costs a run, a missed one leaves the warnings."""
 
