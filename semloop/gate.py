@@ -6,8 +6,9 @@ the step failed, whether something was written inside the evidence, how varied t
 is). A logistic score over them, with coefficients fitted on the labeled dev runs
 (`benchmarks/gate_fit.py`) and shipped as numbers (`Config.gate_coefs`), gates the two levels of
 the guard: a flag warns only at `Config.warn_score` or above, and stops (past `max_warnings`) only
-at `Config.stop_score` or above. A flag below the bar is a
-flag the user never sees, and the session goes on as if there were none.
+at `Config.stop_score` or above. A flag below `warn_score` is not shown; it counts towards the
+stop, never as the last warning before it (`policy.escalate`). A flag on what seed-style exact
+matching flags is always shown (`exact_run`).
 
 O(window) per flagged step, nothing per clean step, no model to load.
 """
@@ -27,6 +28,7 @@ FEATURES = ("bias", "exact", "paraphrase", "cycle", "same_result", "conversation
             "evidence", "error", "page_error", "message", "size", "gap", "span", "written", "variety", "score",
             "same_calls", "same_results", "since_news", "tool_share", "position")
 """What `features` returns, in order (`Config.gate_coefs` has one coefficient for each)."""
+
 
 def features(state: SessionState, step: StepRecord, found: Sequence[Signal],
              th: Thresholds = THRESHOLDS) -> list[float]:
