@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -221,6 +222,21 @@ class Config:
     (two signal kinds agree on the step), or "same_loop+agree". The layered detector only: the
     baselines stop at the flag after `max_warnings`, as their recipes do."""
 
+    gate_coefs: tuple[float, ...] = (-1.044, -0.584, -1.072, -0.383, 1.481, 0.275, -0.256, 0.505, 2.272, -1.157,
+                                     -1.163, 0.275, -2.012, 0.275, -1.496, -1.484, 2.137, 1.554, 0.401, 1.319,
+                                     1.135, 0.061, -2.747)
+    """Coefficients of the second view on a flag (`semloop.gate`: one per `gate.FEATURES`, fitted
+    on the labeled dev runs by `benchmarks/gate_fit.py`); () turns the second view off: every flag
+    warns, and `stop_gate` alone decides the stop."""
+
+    warn_score: float = 0.2
+    """Gate score (0..1, `semloop.gate`) a flag needs to warn (the soft block). A flag below it is
+    not shown; it counts towards the stop, never as the last warning before it."""
+
+    stop_score: float = 0.35
+    """Gate score (0..1, `semloop.gate`) the flag past `max_warnings` needs to stop the run (the hard
+    block), besides `stop_gate`: a false stop costs a run, a missed one leaves the warnings."""
+
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""
 
@@ -268,7 +284,7 @@ class Config:
         _check(self.detector in DETECTORS, f"detector must be one of {DETECTORS}, got {self.detector!r}")
         _check(self.embedding in EMBEDDINGS, f"embedding must be one of {EMBEDDINGS}, got {self.embedding!r}")
         for name in ("call_threshold", "result_threshold", "related_threshold", "cluster_threshold",
-                     "message_threshold"):
+                     "message_threshold", "warn_score", "stop_score"):
             value = getattr(self, name)
             _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
         for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",
@@ -287,6 +303,13 @@ class Config:
         _check(self.stop_gate in ("rules", "same_loop", "agree", "same_loop+agree"),
                f"stop_gate must be one of rules, same_loop, agree, same_loop+agree; got {self.stop_gate!r}")
         _check(self.language in ("en", "zh"), f"language must be 'en' or 'zh', got {self.language!r}")
+        from .gate import FEATURES
+
+        coefs = tuple(self.gate_coefs)
+        _check(len(coefs) in (0, len(FEATURES))
+               and all(isinstance(c, (int, float)) and math.isfinite(c) for c in coefs),
+               f"gate_coefs must be {len(FEATURES)} finite numbers (semloop.gate.FEATURES) or empty, got {coefs!r}")
+        object.__setattr__(self, "gate_coefs", tuple(float(c) for c in coefs))
         periods = tuple(self.cycle_periods)
         _check(all(isinstance(p, int) and p >= 2 for p in periods),
                f"cycle_periods must be integers >= 2, got {periods!r}")
@@ -334,7 +357,7 @@ class Config:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown config key(s) {unknown}; known keys: {sorted(known)}")
-        for key in ("cycle_periods", "message_tools"):
+        for key in ("cycle_periods", "message_tools", "gate_coefs"):
             if key in data and not isinstance(data[key], str):
                 data[key] = tuple(data[key])
         if "thresholds" in data:
@@ -377,6 +400,7 @@ class Config:
         data = dataclasses.asdict(self)
         data["cycle_periods"] = list(self.cycle_periods)
         data["message_tools"] = list(self.message_tools)
+        data["gate_coefs"] = list(self.gate_coefs)
         return data
 
 

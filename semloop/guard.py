@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import features, hints, messages, novelty, policy, signals, volatile
+from . import features, gate, hints, messages, novelty, policy, signals, volatile
 from .config import Config, fail_open
 from .embeddings import Embedder, load_embedder
 from .redact import redact_step, redact_text, redact_values
@@ -286,9 +286,21 @@ class LoopGuard:
         found = policy.ordered([s for fn in self._signal_fns if (s := fn(state, step, cfg)) is not None])
         step.novel = novelty.is_novel(step, state, cfg)
         # the baselines keep their own recipe: the flag after `max_warnings` stops
-        gate = cfg.stop_gate if cfg.detector == "semantic" else "rules"
-        may_stop = policy.stop_allowed(state, found, step.norm_sig, gate) if found else True
-        action = policy.escalate(state, found, step.novel, cfg, may_stop)
+        stop_gate = cfg.stop_gate if cfg.detector == "semantic" else "rules"
+        may_stop = policy.stop_allowed(state, found, step.norm_sig, stop_gate) if found else True
+        shown = ready = True
+        if found and cfg.detector == "semantic" and cfg.gate_coefs:
+            # the second view (`semloop.gate`): a flag below `warn_score` is not shown (it counts
+            # towards the stop, `policy.escalate`); one below `stop_score` does not end the run,
+            # nor lets `check` end it. A flag on what exact matching flags (the same call
+            # `exact_window` times in a row) is always shown.
+            confidence = self._gate_score(state, step, found, cfg)
+            shown = confidence >= cfg.warn_score or gate.exact_run(state, step, cfg.exact_window)
+            ready = confidence >= cfg.stop_score
+            may_stop = may_stop and ready
+        if found:
+            state.stop_ready = ready
+        action = policy.escalate(state, found, step.novel, cfg, may_stop, shown)
         if step.novel:
             state.last_novel = step.index
         if novelty.is_write(step, state):
@@ -310,12 +322,17 @@ class LoopGuard:
             state.last_kind = found[0].kind
         if action == "stop":
             state.stop(step.index)
-        return Verdict(action, step.index, tuple(found), self._message(action, step, found, cfg))
+        shown_signals = found if action != "allow" else []
+        return Verdict(action, step.index, tuple(shown_signals), self._message(action, step, shown_signals, cfg))
+
+    def _gate_score(self, state: SessionState, step: StepRecord, found: list[Signal], cfg: Config) -> float:
+        """How much this flag looks like a loop (`semloop.gate`), 0..1."""
+        return gate.score(gate.features(state, step, found, cfg.thresholds), cfg.gate_coefs)
 
     def _check(self, tool: str, tool_input: Any) -> Verdict:
         state, cfg = self.state, self.config
         sig = features.normalized_signature(tool, tool_input)
-        looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings
+        looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings and state.stop_ready
         if not (state.stopped or looping):
             return Verdict("allow", state.steps_seen)
         repeats = None

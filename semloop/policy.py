@@ -36,12 +36,18 @@ def stop_allowed(state: SessionState, signals: list[Signal], norm_sig: str, gate
 
 
 def escalate(state: SessionState, signals: list[Signal], made_progress: bool, cfg: Config,
-             may_stop: bool = True) -> Action:
+             may_stop: bool = True, shown: bool = True) -> Action:
     """Advance the escalation counters in `state` for one recorded step; return the action. A flag
     past `max_warnings` stops only when `may_stop` (the stop gate's second view, `stop_allowed`);
-    otherwise it warns again and the next flag may stop."""
+    otherwise it warns again and the next flag may stop. A flag not `shown` (below the gate's
+    `warn_score`) is allowed; it counts towards the stop, but never as the last warning before it:
+    a run is stopped only after the user saw a warning."""
     if state.stopped:
         return "stop"
+    if signals and not shown:
+        state.warnings = max(state.warnings, min(state.warnings + 1, cfg.max_warnings - 1))
+        state.clean_streak = 0
+        return "allow"
     if signals:
         state.warnings += 1
         state.clean_streak = 0

@@ -228,8 +228,11 @@ def test_bench_runs_agent_loop_guard_and_reports_both_levels(tiny, tmp_path, sem
     grid = data["hard_tradeoff"]
     assert len(grid) == 12 and {r["stop_gate"] for r in grid} == {"rules", "same_loop", "agree", "same_loop+agree"}
     assert all(r["stops_on_loops"] <= r["loops"] for r in grid)
+    curve = data["gate_tradeoff"]
+    assert [r["gate"] for r in curve][:2] == [False, True] and all(r["soft_fpr"] <= curve[0]["soft_fpr"] for r in curve)
     md = (out / "results.md").read_text()
     assert "## Soft and hard block" in md and "## Hard-block trade-off" in md and "| `agent-loop-guard` |" in md
+    assert "## Second-view trade-off" in md
 
 
 def test_bench_rejects_unknown_detector(tiny, tmp_path, semloop_cmd):

@@ -242,3 +242,78 @@ def test_a_toggle_clicked_again_and_again_is_a_repeat_though_its_two_pages_diffe
     click = ("click", {"bid": "1392"})
     assert _actions([(*click, up), (*click, down), (*click, up)])[2] == "warn"
     assert _actions([(*click, up), (*click, down), (*click, down)])[2] == "allow"
+
+
+# -- the second view: a logistic score over the flag's evidence gates both levels (semloop.gate) ---
+
+def _bias_only(score: float) -> tuple[float, ...]:
+    """Gate coefficients that give every flag the same score."""
+    import math
+
+    from semloop import gate
+
+    return (math.log(score / (1 - score)),) + (0.0,) * (len(gate.FEATURES) - 1)
+
+
+def test_growing_views_of_one_long_function_are_flagged_by_the_rules_and_hidden_by_the_gate():
+    """`sed -n '1,60p'`, then 80, 100, 120 lines of one file: the rules read a number creeping over
+    the same content (a paraphrase); the second view reads large results and no repeat in a row,
+    and hides it. Mutation: `gate.score` ignoring the features (always 0.5): the views warn."""
+    body = [f"    value_{i} = compute_{i}(table[{i}], options)  # step {i} of the transform" for i in range(120)]
+    steps = [("bash", {"command": f"sed -n '1,{n}p' pkg/transform.py"}, "\n".join(body[:n])) for n in (60, 80, 100, 120)]
+    assert "warn" in _actions(steps, Config(embedding="hashing", gate_coefs=()))
+    assert _actions(steps) == ["allow"] * 4
+
+
+def test_a_tight_loop_is_warned_and_stopped_through_the_gate():
+    loop = ("bash", {"command": "cat /etc/app.conf"}, "cat: /etc/app.conf: Permission denied")
+    assert _actions([loop] * 5) == ["allow", "allow", "warn", "warn", "stop"]
+
+
+def test_what_exact_matching_flags_is_shown_whatever_the_score():
+    """The floor: a flag on three identical calls in a row is shown even when the gate scores it
+    low; a reworded repeat with the same low score is not. Mutation: drop `gate.exact_run`."""
+    low = Config(embedding="hashing", gate_coefs=_bias_only(0.05))
+    same = ("bash", {"command": "ls /srv/none"}, "ls: cannot access '/srv/none': No such file or directory")
+    assert _actions([same] * 3, low) == ["allow", "allow", "warn"]
+    reworded = [("bash", {"command": c}, "ls: cannot access '/srv/none': No such file or directory")
+                for c in ("ls /srv/none", "ls -la /srv/none", "ls -l /srv/none/")]
+    assert "warn" in _actions(reworded, Config(embedding="hashing", gate_coefs=()))
+    assert _actions(reworded, low) == ["allow"] * 3
+
+
+def test_a_flag_below_stop_score_warns_but_never_stops_and_check_does_not_stop_either():
+    """Mutation: ignore `stop_score` in `LoopGuard._apply` (the fifth call stops), or in `_check`."""
+    cfg = Config(embedding="hashing", gate_coefs=_bias_only(0.3))  # above warn_score 0.2, below stop_score 0.35
+    loop = ("bash", {"command": "cat /etc/app.conf"}, "cat: /etc/app.conf: Permission denied")
+    guard = LoopGuard(cfg)
+    actions = [guard.record(*loop).action for _ in range(6)]
+    assert actions == ["allow", "allow", "warn", "warn", "warn", "warn"] and not guard.stopped
+    assert guard.check(loop[0], loop[1]).action == "allow"
+    assert _actions([loop] * 5, cfg.replace(stop_score=0.25))[-1] == "stop"
+
+
+def test_a_hidden_flag_counts_towards_the_stop_but_is_never_the_last_warning():
+    """A run is stopped only after the user saw a warning. Mutation: let a hidden flag raise the
+    warnings to `max_warnings` (then the first shown flag stops)."""
+    from semloop import policy
+    from semloop.state import SessionState
+    from semloop.verdict import Signal
+
+    cfg, flag = Config(), [Signal("paraphrase", 0.9, (0,))]
+    state = SessionState.new(12)
+    assert [policy.escalate(state, flag, False, cfg, shown=False) for _ in range(3)] == ["allow"] * 3
+    assert state.warnings == cfg.max_warnings - 1
+    assert policy.escalate(state, flag, False, cfg) == "warn"
+    assert policy.escalate(state, flag, False, cfg) == "stop"
+
+
+def test_gate_coefs_are_checked():
+    from semloop import gate
+
+    with pytest.raises(ValueError, match="gate_coefs"):
+        Config(gate_coefs=(1.0, 2.0))
+    with pytest.raises(ValueError, match="warn_score"):
+        Config(warn_score=1.5)
+    assert len(Config().gate_coefs) == len(gate.FEATURES)
+    assert Config.from_dict(Config().to_dict()) == Config()

@@ -278,6 +278,27 @@ def hard_tradeoff(prepared: Sequence[Prepared], config: Config, jobs: int | None
             for (gate, w), s in zip(STOP_GRID, summaries, strict=True)]
 
 
+GATE_GRID: tuple[tuple[float, float] | None, ...] = (None, (0.1, 0.35), (0.2, 0.2), (0.2, 0.35), (0.2, 0.5),
+                                                      (0.3, 0.35), (0.4, 0.5))
+"""Points of the second view (`semloop.gate`) measured by `gate_tradeoff`: (warn_score, stop_score),
+None for the gate off."""
+
+
+def gate_tradeoff(prepared: Sequence[Prepared], config: Config, jobs: int | None = None) -> list[dict[str, Any]]:
+    """The soft and the hard block for each point of `GATE_GRID`: a higher `warn_score` hides more
+    flags (fewer false warnings, fewer loops warned), a higher `stop_score` ends fewer runs."""
+    configs = [config.replace(gate_coefs=()) if point is None else
+               config.replace(warn_score=point[0], stop_score=point[1]) for point in GATE_GRID]
+    summaries = evaluate_configs(prepared, configs, jobs)
+    return [{"gate": point is not None, "warn_score": point[0] if point else None,
+             "stop_score": point[1] if point else None, "loops": s["loops"], "negatives": s["negatives"],
+             "soft_recall": s["recall"], "soft_fpr": s["fpr"],
+             "hard_recall": s["stops_on_loops"] / s["loops"] if s["loops"] else float("nan"),
+             "hard_fpr": s["stops_on_negatives"] / s["negatives"] if s["negatives"] else float("nan"),
+             "delay_median": s["delay_median"]}
+            for point, s in zip(GATE_GRID, summaries, strict=True)]
+
+
 def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | None = None, *,
               progress: bool = False, latency_steps: int = 1000, latency_budget_s: float = 20.0, perf_runs: int = 5,
               sweep: bool = True, jobs: int | None = None, memory_steps: int = 100_000,
@@ -361,6 +382,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
 
     sweeps: dict[str, Any] = {}
     tradeoff: list[dict[str, Any]] = []
+    gate_curve: list[dict[str, Any]] = []
     if sweep:
         say("semloop bench: call-threshold sweep")
         semantic_runs = [n for n in run if n in DETECTORS and DETECTORS[n][0] == "semantic"]
@@ -370,6 +392,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
                 bar.update(1)
         if "semantic" in semantic_runs:
             tradeoff = hard_tradeoff(prepared, config_for("semantic", base), jobs=jobs)
+            gate_curve = gate_tradeoff(prepared, config_for("semantic", base), jobs=jobs)
     t = lap("sweep", t)
 
     latency = {}
@@ -421,6 +444,7 @@ def run_bench(paths: Sequence[str], detectors: Sequence[str], base: Config | Non
         "per_kind": per_kind,
         "sweep": sweeps,
         "hard_tradeoff": tradeoff,
+        "gate_tradeoff": gate_curve,
         "latency": latency,
         "throughput": throughput,
         "process": process,

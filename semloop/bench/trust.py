@@ -75,7 +75,11 @@ HARD_VARIANTS: dict[str, dict[str, Any]] = {
     f"stop:{gate}/{warnings + 1}": {"stop_gate": gate, "max_warnings": warnings}
     for gate in ("rules", "same_loop", "agree", "same_loop+agree") for warnings in (2, 3, 4)
     if (gate, warnings) != ("same_loop", 2)}
-"""Hard-block variants measured beside the default (their first warnings are the default's)."""
+HARD_VARIANTS.update({"gate:off": {"gate_coefs": ()}, "gate:0.1/0.35": {"warn_score": 0.1, "stop_score": 0.35},
+                      "gate:0.3/0.35": {"warn_score": 0.3, "stop_score": 0.35},
+                      "gate:0.2/0.5": {"warn_score": 0.2, "stop_score": 0.5}})
+"""Variants measured beside the default: the stop gate and the stopping flag (their first warnings
+are the default's), and points of the second view (`semloop.gate`: warn_score / stop_score)."""
 
 
 def measure_groups(groups: dict[str, tuple[str, str]], base: Config | None = None, peers: bool = False,
