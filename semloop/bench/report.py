@@ -142,14 +142,20 @@ def markdown(results: dict[str, Any], images: Sequence[str] = ()) -> str:
     if results.get("gate_tradeoff"):
         cfg = results["meta"]["base_config"]
         shipped = (cfg.get("warn_score"), cfg.get("stop_score"))
+
+        def point(r: dict[str, Any]) -> str:
+            if not r["gate"]:
+                return "off"
+            text = f"{r['warn_score']} / {r['stop_score']}"
+            return f"**{text}**" if (r["warn_score"], r["stop_score"]) == shipped else text
+
         parts += ["## Second-view trade-off (semantic detector)", "",
                   "The gate's score (`semloop.gate`) a flag needs to warn (`warn_score`) and to stop "
                   "(`stop_score`); \"off\" shows every flag. The shipped default is in bold.", "",
-                  table(["warn_score / stop_score", "soft recall", "soft FPR", "hard recall", "hard FPR", "median delay"],
-                        [[("off" if not r["gate"] else (f"**{r['warn_score']} / {r['stop_score']}**"
-                           if (r["warn_score"], r["stop_score"]) == shipped else f"{r['warn_score']} / {r['stop_score']}")),
-                          pct(r["soft_recall"]), pct(r["soft_fpr"]), pct(r["hard_recall"]), pct(r["hard_fpr"]),
-                          r["delay_median"]] for r in results["gate_tradeoff"]]), ""]
+                  table(["warn_score / stop_score", "soft recall", "soft FPR", "hard recall", "hard FPR",
+                         "median delay"],
+                        [[point(r), pct(r["soft_recall"]), pct(r["soft_fpr"]), pct(r["hard_recall"]),
+                          pct(r["hard_fpr"]), r["delay_median"]] for r in results["gate_tradeoff"]]), ""]
     for name, summaries in results["per_dataset"].items():
         parts += [f"## `{name}`", "", table(_ACC_HEADERS, _accuracy_rows(summaries)), "",
                   table(["detector", "soft recall", "soft FPR", "hard recall", "hard FPR"], _level_rows(summaries)), ""]
