@@ -127,7 +127,8 @@ def real_runs(summary: dict) -> str:
             "| hard block: loops ended | hard block: clean runs stopped |",
             "|---|---:|---:|---:|---:|"]
     for name in names:
-        label = labels.get(name, f"`{name}` (PyPI)")
+        version = summary.get("versions", {}).get(name)
+        label = labels.get(name, f"`{name}`{' ' + version if version else ''} (PyPI)")
         rows.append(f"| {label} | {cell(name, 'soft', 'loops')} | {cell(name, 'soft', 'clean')} "
                     f"| {cell(name, 'hard', 'loops')} | {cell(name, 'hard', 'clean')} |")
     c = test["semloop"]

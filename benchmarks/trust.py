@@ -65,13 +65,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _version(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
 COUNTS = ("loops", "clean", "soft_tp", "soft_fp", "hard_tp", "hard_fp")
 
 
 def summary(rows: list[dict]) -> dict:
     """Per half and detector, the counts summed over the real groups (not `synth*`, not `all`), and
     the exact-matching invariant (loops exact matching flags and semloop never does)."""
-    out: dict = {}
+    out: dict = {"versions": {}}
     for row in rows:
         if row["group"] == "all" or row["group"].startswith("synth"):
             continue
@@ -79,6 +88,8 @@ def summary(rows: list[dict]) -> dict:
         half["groups"].append(row["group"])
         half["exact_only_loops"] += len(row["violations"]["loops"])
         for name in ("semloop", "exact", *(k for k in row if k.startswith("agent-loop-guard"))):
+            if name.startswith("agent-loop-guard"):
+                out["versions"][name] = _version(name)
             totals = half.setdefault(name, dict.fromkeys(COUNTS, 0))
             for key in COUNTS:
                 totals[key] += row[name][key]
