@@ -42,11 +42,12 @@ def table(results: dict) -> str:
         web, tau, dev, test = (results["per_dataset"][d][name]
                                for d in ("whowhen.test", "tau_airline.test", "synth_dev", "synth_test"))
         real_fpr = (web["fp"] + tau["fp"]) / max(web["negatives"] + tau["negatives"], 1)
-        lat = results["latency"][name]
+        lat = results["latency"].get(name)  # a peer run through its own package has no in-process latency
+        cost = f"{lat['p50_ms']:.2f} | {lat['p50_vs_exact']:.1f}" if lat else "– | –"
         rows.append(f"| `{name}` | {num(web['f1'])} ({num(web['recall'])}) | {num(tau['f1'])} ({num(tau['recall'])}) "
                     f"| {pct(real_fpr)} | {num(dev['f1'])} "
                     f"| {num(test['precision'])} / {num(test['recall'])} / **{num(test['f1'])}** | {pct(test['hard_fpr'])} "
-                    f"| {num(results['overall'][name]['delay_median'])} | {lat['p50_ms']:.2f} | {lat['p50_vs_exact']:.1f} |")
+                    f"| {num(results['overall'][name]['delay_median'])} | {cost} |")
     return "\n".join(rows)
 
 
