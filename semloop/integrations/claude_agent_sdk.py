@@ -149,7 +149,7 @@ class SemloopHooks(Integration):
         cached = self._settings_dbs.get(cwd)
         if cached is not None:
             return cached
-        from . import claude_code as cc
+        from . import hook_install as cc
         from .store import default_path
 
         dbs: list[str] = []

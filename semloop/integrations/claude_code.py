@@ -546,20 +546,3 @@ def _guidance_text(config_path: str | None) -> str | None:
     except Exception as exc:  # fail open: a broken config file must not break the session start
         print(f"semloop: session start: no guidance: {type(exc).__name__}: {exc}", file=sys.stderr)
         return None
-
-
-# The installer lived in this module: its names still resolve here (`hook_install`), imported only
-# when asked for (the Claude Agent SDK integration reads the settings files through them).
-_INSTALLER_NAMES = frozenset({
-    "is_semloop_command", "is_semloop_hook", "settings_path", "hook_command", "planned_hooks", "add_hooks",
-    "remove_hooks", "install", "uninstall", "edit_settings", "chosen_settings_path", "_read_settings",
-    "hook_url", "PORTABLE_NOTE", "HTTP_SHARED_MACHINE", "cmd_install", "cmd_uninstall", "add_cli",
-})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _INSTALLER_NAMES:
-        from . import hook_install
-
-        return getattr(hook_install, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
