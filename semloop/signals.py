@@ -68,8 +68,8 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
         # is the same text once volatile parts are masked: a test run whose failure list shrank
         # after an edit is failing less, which is progress.
         same = [(prev.index, m) for prev in state.window
-                if (prev.is_error and step.is_error and not page_error(step, cfg.thresholds)
-                    and prev.result_hash == step.result_hash
+                if (prev.is_error and step.is_error and prev.result_hash == step.result_hash
+                    and not led_on(state, prev.index)  # it led somewhere: a hub page walked
                     or unchanged_after_edit(state, step, prev, cfg.thresholds))
                 and (m := same_step(step, prev, cfg)) and m[0] != K.PARAPHRASE]
         if step.is_error and 0 < len(same) < needed:

@@ -321,8 +321,7 @@ def test_gate_coefs_are_checked():
 
 # -- a hub page walked: the same listing between new pages -----------------------------------------
 # Mutations: drop the `novelty.led_on` test in `signals.update_clusters` (the walk is then a stale
-# cluster), or let `repeated_call` count an error over a whole page as the very same failure
-# (`novelty.page_error`: the walk is then an exact repeat).
+# cluster) or in `repeated_call`'s very-same-failure rule (the walk is then an exact repeat).
 
 _FILLER = " ".join(f"[{i}] link '{w} {v}'" for i, (w, v) in enumerate(
     (w, v) for w in ("account", "wishlist", "reviews", "newsletter", "billing", "shipping", "returns", "help",
