@@ -9,7 +9,9 @@ logistic regression without intercept (the `bias` feature is one; scikit-learn, 
 extra) is fitted on them with balanced class weights. Printed: the coefficients, as
 `Config.gate_coefs` takes them, and the trace-level curve on out-of-fold scores (five folds of
 traces): the loops still warned and the clean runs warned, the loops still stopped and the clean
-runs stopped, at each pair of `warn_score` / `stop_score`. Choose the operating point on dev only.
+runs stopped, at each pair of `warn_score` / `stop_score`; and the same curve leaving one dataset
+out at a time (each file's flags scored by a fit on the other files): what to expect on runs of a
+kind the fit never saw. Choose the operating point on dev only.
 """
 
 from __future__ import annotations
@@ -77,20 +79,29 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(5):
         train = (y >= 0) & (folds != k)
         oof[folds == k] = model().fit(x[train], y[train]).predict_proba(x[folds == k])[:, 1]
+    # leave one dataset out: scores of each dataset's flags from a fit on the others (how the
+    # second view does on runs of a kind it never saw; the five folds above mix every kind)
+    datasets = np.array([r["dataset"] for r in rows])
+    unseen = np.zeros(len(rows))
+    for name in sorted(set(datasets)):
+        train = (y >= 0) & (datasets != name)
+        if len(set(y[train])) == 2:
+            unseen[datasets == name] = model().fit(x[train], y[train]).predict_proba(x[datasets == name])[:, 1]
     full = model().fit(x[y >= 0], y[y >= 0])
     print("gate_coefs = (" + ", ".join(f"{c:.3f}" for c in full.coef_[0]) + ")")
     print("  " + ", ".join(f"{n} {c:+.2f}" for n, c in zip(gate.FEATURES, full.coef_[0])))
-    by_trace: dict[str, list[float]] = defaultdict(list)
-    for r, s in zip(rows, oof):
-        by_trace[r["trace"]].append(float(s))
     loops = [p.trace.id for p in prepared if p.loop]
     clean = [p.trace.id for p in prepared if not p.loop]
-    print(f"{len(loops)} loop runs, {len(clean)} clean runs; out-of-fold, a run warned when any flag reaches warn_score")
-    for tau in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8):
-        tp = sum(any(s >= tau for s in by_trace.get(t, ())) for t in loops)
-        fp = sum(any(s >= tau for s in by_trace.get(t, ())) for t in clean)
-        print(f"  score >= {tau:.2f}: loops {tp}/{len(loops)} ({tp / max(1, len(loops)):.3f}), "
-              f"clean {fp}/{len(clean)} ({100 * fp / max(1, len(clean)):.2f}%)")
+    for title, scores in (("out-of-fold (five folds of traces)", oof), ("leave one dataset out", unseen)):
+        by_trace: dict[str, list[float]] = defaultdict(list)
+        for r, s in zip(rows, scores):
+            by_trace[r["trace"]].append(float(s))
+        print(f"{len(loops)} loop runs, {len(clean)} clean runs; {title}, a run warned when any flag reaches warn_score")
+        for tau in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8):
+            tp = sum(any(s >= tau for s in by_trace.get(t, ())) for t in loops)
+            fp = sum(any(s >= tau for s in by_trace.get(t, ())) for t in clean)
+            print(f"  score >= {tau:.2f}: loops {tp}/{len(loops)} ({tp / max(1, len(loops)):.3f}), "
+                  f"clean {fp}/{len(clean)} ({100 * fp / max(1, len(clean)):.2f}%)")
     return 0
 
 

@@ -8,6 +8,7 @@ between hook processes that share state on disk.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -306,6 +307,24 @@ def entities(values: list[str], limit: int = 64) -> frozenset[str]:
     tokens = _ENTITY.findall(excerpt(" ".join(values), 4000).casefold())
     # a path is named by its last component: `docs/a.md` and `/home/me/repo/docs/a.md` are one file
     return frozenset(t.rstrip("/").rsplit("/", 1)[-1].strip(".") or t for t in tokens[:limit])
+
+
+_REFS_CHARS = 20_000  # of a result read for `result_refs`: a bound on work per step, not tuning
+_REF_NUMBER = re.compile(rb"(?<![0-9])[0-9]{3,9}(?![0-9])")
+
+
+def result_refs(text: str, limit: int = 512) -> frozenset[int]:
+    """Hashes of the numbers of 3 to 9 digits a result shows — a page's element ids, the ids of a
+    listing, order numbers — at most `limit`: what a later call can act on (`novelty.led_on`
+    compares them with its `entities`). Kept only as hashes (`ref_hash`), and not longer numbers
+    (a card or phone number is nothing a hub page is walked by)."""
+    numbers = set(_REF_NUMBER.findall(text[:_REFS_CHARS].encode("utf-8", errors="replace")))
+    return frozenset(map(zlib.crc32, itertools.islice(numbers, limit)))
+
+
+def ref_hash(token: str) -> int:
+    """The hash `result_refs` keeps of a token."""
+    return zlib.crc32(token.encode("utf-8", errors="replace"))
 
 
 # Script and source extensions; not one-letter ones (`.c`, `.r`), which are as often attributes in

@@ -254,6 +254,7 @@ class LoopGuard:
             ids=features.id_values(tool_input),
             wait=features.wait_seconds(tool, values),
             clock=features.result_clock(text) if pending else "",
+            result_refs=features.result_refs(text),
             passed=not is_error and error_class is None and not is_message and features.reports_success(result),
         )
 

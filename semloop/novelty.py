@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 
 from .config import THRESHOLDS, Config, Thresholds
+from .features import ref_hash
 from .same_action import result_match, same_facts
 from .state import SessionState, StepRecord
 
@@ -173,3 +174,17 @@ def is_work(step: StepRecord, state: SessionState) -> bool:
 def new_call(step: StepRecord, state: SessionState) -> bool:
     """No window step made this call (normalized signature)."""
     return all(prev.norm_sig != step.norm_sig for prev in state.window)
+
+
+def led_on(state: SessionState, index: int) -> bool:
+    """Whether window step `index` led somewhere: the call right after it acted on a value its
+    result showed and no earlier call had used (a link followed from a listing page: order 197,
+    then, back on the list, order 196), and that call brought news. Returning to such a hub page
+    between new pages is how a listing is walked, not a loop; returning to a page whose content
+    nothing followed up (a cart checked between product pages, unchanged) is."""
+    by_index = {s.index: s for s in state.window}
+    prev, nxt = by_index.get(index), by_index.get(index + 1)
+    if prev is None or nxt is None or nxt.is_message or not nxt.novel or not prev.result_refs:
+        return False
+    known = set().union(*(s.entities for s in state.window if s.index < nxt.index and not s.is_message))
+    return any(ref_hash(e) in prev.result_refs for e in nxt.entities - known)

@@ -18,6 +18,7 @@ import numpy as np
 from .config import Config
 from .features import content_similarity
 from .novelty import (
+    led_on,
     moved_after_edit,
     page_error,
     poll_needed,
@@ -68,6 +69,7 @@ def repeated_call(state: SessionState, step: StepRecord, cfg: Config) -> Signal 
         # after an edit is failing less, which is progress.
         same = [(prev.index, m) for prev in state.window
                 if (prev.is_error and step.is_error and prev.result_hash == step.result_hash
+                    and not led_on(state, prev.index)  # it led somewhere: a hub page walked
                     or unchanged_after_edit(state, step, prev, cfg.thresholds))
                 and (m := same_step(step, prev, cfg)) and m[0] != K.PARAPHRASE]
         if step.is_error and 0 < len(same) < needed:
@@ -272,6 +274,11 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     is_stale = seen_result and (step.result_size >= short or step.norm_sig in cluster.calls)
     if step.programs and not step.programs & set(cluster.programs):
         is_stale = False  # a program this kind of call never ran: a new experiment (`different_programs`)
+    if is_stale:
+        # the same page again, whose last visit led to a new page: a hub, walked (`novelty.led_on`)
+        visits = [s.index for s in state.window if s.cluster == best_id and s.result_hash == step.result_hash]
+        if visits and led_on(state, visits[-1]):
+            is_stale = False
     if cluster.steps and state.last_write >= cluster.steps[-1]:
         # something was written since the cluster's last call, or that call was the write (`sed -i`
         # joins the cluster of `sed -n` views): running the test or reading the file again checks

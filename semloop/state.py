@@ -57,6 +57,8 @@ class StepRecord:
     passed: bool = False  # the result reports that what ran passed (features.reports_success)
     # token hashes of a short result, for learning its volatile places (semloop.volatile)
     result_tokens: tuple[int, ...] = ()
+    # hashes of the 3- to 9-digit numbers its result shows: ids a later call may follow (features.result_refs)
+    result_refs: frozenset[int] = frozenset()
 
 
 @dataclass(slots=True)
@@ -74,7 +76,7 @@ class Cluster:
     steps: deque[int] = field(default_factory=lambda: deque(maxlen=8))
 
 
-STATE_FORMAT = 11
+STATE_FORMAT = 12
 """Bumped whenever the pickled layout of `SessionState` changes, so stored states of another
 layout are ignored instead of misread (see `integrations.store`)."""
 

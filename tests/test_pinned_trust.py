@@ -317,3 +317,62 @@ def test_gate_coefs_are_checked():
         Config(warn_score=1.5)
     assert len(Config().gate_coefs) == len(gate.FEATURES)
     assert Config.from_dict(Config().to_dict()) == Config()
+
+
+# -- a hub page walked: the same listing between new pages -----------------------------------------
+# Mutations: drop the `novelty.led_on` test in `signals.update_clusters` (the walk is then a stale
+# cluster) or in `repeated_call`'s very-same-failure rule (the walk is then an exact repeat).
+
+_FILLER = " ".join(f"[{i}] link '{w} {v}'" for i, (w, v) in enumerate(
+    (w, v) for w in ("account", "wishlist", "reviews", "newsletter", "billing", "shipping", "returns", "help",
+                     "contact", "privacy", "orders", "coupons") for v in ("page", "settings", "list", "details",
+                                                                        "history", "summary", "options", "export")))
+
+
+_TIMEOUT = "TimeoutError: Locator.click: Timeout 500ms exceeded."  # the click navigated all the same
+
+
+def _list_page(orders):
+    rows = "\n".join(f"[{1300 + 11 * k}] link 'View Order' order {o} placed 2023" for k, o in enumerate(orders))
+    return f"URL: http://shop.test/sales/order/history/\n{_TIMEOUT}\nRootWebArea 'My Orders'\n{rows}\n{_FILLER}"
+
+
+def _order_page(order):
+    return (f"URL: http://shop.test/sales/order/view/order_id/{order}/\n{_TIMEOUT}\nRootWebArea 'Order # {order}'\n"
+            f"items of order {order}: {' '.join(f'sku{order}{i}' for i in range(12))}\n{_FILLER}")
+
+
+def _error_actions(steps):
+    guard = LoopGuard(Config(embedding="hashing"))
+    return [guard.record(tool, args, out, True).action for tool, args, out in steps]
+
+
+def test_a_listing_walked_item_by_item_is_not_a_loop():
+    """List → order 197 → list → order 196 → … (each click timing out over the page it opened, as
+    a browser agent's clicks do): the list comes back unchanged each time, but each visit led to a
+    new page through an id the list showed (`novelty.led_on`)."""
+    orders = [197, 196, 195, 194, 193, 192]
+    steps = [("click", {"bid": "1466"}, _list_page(orders))]
+    for k, o in enumerate(orders):
+        steps.append(("click", {"bid": str(1300 + 11 * k)}, _order_page(o)))
+        steps.append(("click", {"bid": "1466"}, _list_page(orders)))
+    assert _error_actions(steps) == ["allow"] * len(steps)
+
+
+def test_a_page_revisited_between_pages_it_did_not_lead_to_is_still_a_loop():
+    """The same cart page between product pages reached by ids the cart never showed: nothing on
+    the page was followed, so coming back to it again and again is the loop."""
+    cart = f"URL: http://shop.test/cart\n{_TIMEOUT}\nRootWebArea 'Your cart'\n[2041] Pioneer Water Bottle x1\n{_FILLER}"
+    steps = [("navigate", {"url": "http://shop.test/cart"}, cart)]
+    for k in range(6):
+        product = 4411 + 7 * k
+        steps.append(("navigate", {"url": f"http://shop.test/products/{product}"}, _order_page(product)))
+        steps.append(("navigate", {"url": "http://shop.test/cart"}, cart))
+    assert "warn" in _error_actions(steps)
+
+
+def test_result_refs_keep_three_to_nine_digit_numbers_as_hashes():
+    refs = features.result_refs("[1390] link order 000000197 total 29.99 card 4111111111111111 id 42")
+    assert features.ref_hash("1390") in refs and features.ref_hash("000000197") in refs
+    assert features.ref_hash("4111111111111111") not in refs and features.ref_hash("42") not in refs
+    assert all(isinstance(r, int) for r in refs)

@@ -253,7 +253,9 @@ def handle_event(event: dict, *, config_path: str | None = None, db: str | None 
     if verdict.action == "warn" and verdict.message:
         return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": verdict.message}}
     if verdict.action == "stop":
-        message = verdict.message or _STOP_FALLBACK
+        from ..messages import STOPPED
+
+        message = verdict.message or STOPPED
         # PostToolUse: `continue: false` ends the run here. PostToolUseFailure: Claude Code ignores
         # it; the stored stop ends the run at the batch's PostToolBatch or the next PreToolUse.
         return {"continue": False, "stopReason": message, "suppressOutput": False,
@@ -290,9 +292,6 @@ def _record(guard: Any, key: str, tool: str, tool_input: Any, output: Any, is_er
     return verdict
 
 
-_STOP_FALLBACK = "semloop stopped this run: the agent repeated the same action without progress."
-
-
 def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None, db: str | None,
                   budget: Any = None) -> dict:
     """Deny a call that continues a loop already warned about to the limit — and end the run
@@ -315,7 +314,9 @@ def _pre_tool_use(key: str, tool: str, tool_input: Any, config_path: str | None,
             store.update(key, lambda current: _stopped(current, guard.state))
     finally:
         store.close()
-    message = verdict.message or _STOP_FALLBACK
+    from ..messages import STOPPED
+
+    message = verdict.message or STOPPED
     return {"continue": False, "stopReason": message,
             "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                    "permissionDecisionReason": message}}
