@@ -40,7 +40,7 @@ SECOND = LABELS / "second_reader.jsonl"
 THIRD = LABELS / "third_reader.jsonl"
 NOT_FIRST = {"provenance.jsonl", SECOND.name, THIRD.name}  # label files that are not the first reading
 TRACE_FILES = [HERE / "data" / "real_tau_airline_dev.jsonl"]  # traces that carry their own labels
-REAL_TEST_LOOP_RATE = 292 / 1574  # every real test half and blind batch (CHANGELOG.md, stop 26)
+REAL_TEST_LOOP_RATE = 292 / 1574  # every real test half (benchmarks/labels/README.md)
 
 
 def first_labels() -> dict[str, dict]:

@@ -105,8 +105,8 @@ def is_novel(step: StepRecord, state: SessionState, cfg: Config) -> bool:
     news when the page is. It is compared with every window step, errors included, and a first
     line no window step showed (another URL: order 199 after order 200) is a new page however alike
     the two pages' words are. A clean step is compared with clean steps only, so the first clean
-    view of what came with an error is news (even when its page error was: left so on purpose,
-    CHANGELOG.md, twelfth pass)."""
+    view of what came with an error is news (even when its page error was: the clean view is
+    the first whose content is not in doubt)."""
     if step.result_size == 0:
         return False
     th = cfg.thresholds

@@ -949,7 +949,7 @@ def test_a_test_run_after_each_edit_checks_the_edit_but_the_same_output_stays_a_
 
 
 # -- different programs are different experiments; a write in the cluster is checked by what follows --
-# Found on the ordinary mini-swe-agent runs (CHANGELOG.md, fourth pass): new probe scripts
+# Found on the ordinary mini-swe-agent runs: new probe scripts
 # (`cat <<'EOF' > check_radd.py ... python check_radd.py`) that print the same thing were "reworded
 # repeats", and a file viewed, edited with `sed -i`, viewed again made a stale cluster.
 
@@ -1022,7 +1022,7 @@ def test_a_view_after_an_edit_of_the_same_kind_checks_the_edit():
     assert set(actions) == {"allow"}
 
 
-# -- the fifth pass: what SWE-agent runs on Java showed (benchmarks/labels/swe_agent_java.jsonl) ----
+# -- what SWE-agent runs on Java showed (benchmarks/labels/swe_agent_java.jsonl) -------------------
 
 FIXES = ("requireNonNull(name)", "Collections.unmodifiableMap(beans)", "synchronized (lock) {", "return Optional.empty();")
 
@@ -1107,7 +1107,7 @@ def test_too_many_matches_is_the_empty_answer():
     assert actions == ["allow", "allow", "warn"]
 
 
-# -- the sixth pass: a browser agent (benchmarks/labels/webarena_browsergym.jsonl) -------------------
+# -- a browser agent (benchmarks/labels/webarena_browsergym.jsonl) ----------------------------------
 
 CHROME = " ".join(f"[{100 + n}] link 'Menu {word}'" for n, word in enumerate(
     "dashboard sales catalog customers marketing content reports stores system partners extensions account "
@@ -1181,8 +1181,8 @@ def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatc
 def test_a_clean_check_after_each_edit_is_refactoring(check, output):
     """Edit, run the checks, all clean; five times. The check's output never changes, and that is
     the point: the work is the edits. (A rule counting the same call with the same output across
-    edits caught a no-op script re-run between edits in a labeled run, and warned all of these:
-    CHANGELOG.md, ninth pass.) Mutation: count identical successful runs across writes."""
+    edits caught a no-op script re-run between edits in a labeled run, and warned all of these.)
+    Mutation: count identical successful runs across writes."""
     guard = LoopGuard(Config())
     actions = []
     for i in range(5):
@@ -1343,7 +1343,7 @@ def test_each_retry_with_the_customers_next_id_is_progress(monkeypatch):
     assert _conversation(calls, replies) == ["allow", "allow", "warn"]
 
 
-# -- a conversation that keeps failing to end (stop 25) -------------------------------------------
+# -- a conversation that keeps failing to end ------------------------------------------------------
 # A real Qwen3 retail run (tau_conversations, 8b task52): the customer will come back with an item
 # id and keeps saying thanks; the agent answers each thanks with another goodbye.
 
@@ -1426,7 +1426,7 @@ def test_a_creeping_depth_with_the_same_short_listing_is_a_repeat(monkeypatch):
     assert _crawl([PAGES] * 4) == ["allow"] * 4
 
 
-# -- found by probing issue 7's families with hand-written scenarios (stop 21) -----------------------
+# -- found by probing the loop families with hand-written scenarios ---------------------------------
 
 def test_a_request_id_under_a_json_key_is_volatile():
     """`{"request_id": "req_8fA2kq"}`: the key's closing quote sits between the key and the value,
@@ -1490,7 +1490,7 @@ def test_a_build_after_each_written_file_checks_the_write(monkeypatch):
     assert "warn" in cycle()
 
 
-# -- tenth pass: one word swapped is another target; a pending word only in a brief status -------
+# -- one word swapped is another target; a pending word only in a brief status --------------------
 
 def _django_run(module: str, tests: int, skipped: int, case: str) -> str:
     clones = "\n".join("Cloning test database for alias 'default'..." for _ in range(3))
@@ -1664,7 +1664,7 @@ def test_a_list_and_its_items_one_after_another_is_traversal():
     assert _list_and_orders(list(range(180, 186))) == ["allow"] * 12
 
 
-# -- the twelfth pass: an error over a whole new page is news (stop 24) ----------------------------
+# -- an error over a whole new page is news ---------------------------------------------------------
 
 def test_a_traversal_whose_every_click_times_out_is_still_traversal(monkeypatch):
     """BrowserGym answers "Timeout 500ms exceeded" on clicks that did open the next page, over that
@@ -1673,7 +1673,7 @@ def test_a_traversal_whose_every_click_times_out_is_still_traversal(monkeypatch)
     failure again and again (browser runs task_323, task_333, task_528), even when the orders hold
     the same products and only their numbers differ. The same order re-opened under the error is
     not news: that is a loop. Mutations: an error is never news (`_is_novel` returns False for
-    every error), as before the twelfth pass; the new-first-line branch dropped."""
+    every error); the new-first-line branch dropped."""
     timeout = "TimeoutError: Locator.click: Timeout 500ms exceeded."
     assert _list_and_orders(list(range(180, 186)), timeout) == ["allow"] * 12
     assert _list_and_orders(list(range(180, 186)), timeout, reorders=True) == ["allow"] * 12
