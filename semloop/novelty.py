@@ -1,7 +1,8 @@
 """Did this step bring new information? The progress rules: whether a step is news (`is_novel`),
 a write (`is_write`) or work (`is_work`), which of its facts are background (`foreground_facts`),
-where the latest progress was (`since_progress`, `starts_at_a_reply`, `uses_new_value`), and how
-many repeats a poll needs (`poll_needed`).
+where the latest progress was (`since_progress`, `starts_at_a_reply`, `uses_new_value`), whether
+an earlier step led somewhere (`led_on`: a listing walked), and how many repeats a poll needs
+(`poll_needed`).
 
 Pure functions over the session state, which they read and do not change (`foreground_facts`
 counts the facts it is given, and says so). The pipeline: `features` → `same_action` → `novelty`
