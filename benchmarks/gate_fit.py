@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from semloop import Config, gate  # noqa: E402
 from semloop.bench import runner  # noqa: E402
+from semloop.state import SessionState, StepRecord  # noqa: E402
+from semloop.verdict import Signal  # noqa: E402
 
 
 def flags_of(paths: list[str], base: Config) -> tuple[list[dict[str, Any]], list[runner.Prepared]]:
@@ -44,7 +46,8 @@ def flags_of(paths: list[str], base: Config) -> tuple[list[dict[str, Any]], list
         guard = runner.ReplayGuard(cfg, p)
         found_at: list[tuple[int, list[float]]] = []
 
-        def keep(state, step, found, cfg, _out=found_at):  # type: ignore[no-untyped-def]
+        def keep(state: SessionState, step: StepRecord, found: list[Signal], cfg: Config,
+                 _out: list[tuple[int, list[float]]] = found_at) -> float:
             _out.append((step.index, gate.features(state, step, found, cfg.thresholds)))
             return 0.5
 
@@ -67,14 +70,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows, prepared = flags_of(args.paths, Config())
     x = np.array([r["x"] for r in rows])
-    y = np.array([-1 if r["loop"] and r["onset"] is not None and r["step"] < r["onset"] else int(r["loop"]) for r in rows])
+    y = np.array([-1 if r["loop"] and r["onset"] is not None and r["step"] < r["onset"] else int(r["loop"])
+                  for r in rows])
 
     def model() -> Any:
         return LogisticRegression(C=args.C, max_iter=5000, class_weight="balanced", fit_intercept=False)
 
     traces = sorted({r["trace"] for r in rows})
-    fold_of = dict(zip(traces, np.random.default_rng(0).integers(0, 5, len(traces))))
+    fold_of = dict(zip(traces, np.random.default_rng(0).integers(0, 5, len(traces)), strict=True))
     folds = np.array([fold_of[r["trace"]] for r in rows])
+    if any(len(set(y[(y >= 0) & (folds != k)])) < 2 for k in range(5)):
+        print("gate_fit.py: too few flags to fit: every fold needs flags of loop runs and of clean runs "
+              "(give more labeled files)", file=sys.stderr)
+        return 2
     oof = np.zeros(len(rows))
     for k in range(5):
         train = (y >= 0) & (folds != k)
@@ -82,21 +90,29 @@ def main(argv: list[str] | None = None) -> int:
     # leave one dataset out: scores of each dataset's flags from a fit on the others (how the
     # second view does on runs of a kind it never saw; the five folds above mix every kind)
     datasets = np.array([r["dataset"] for r in rows])
-    unseen = np.zeros(len(rows))
+    unseen: np.ndarray | None = np.zeros(len(rows))
     for name in sorted(set(datasets)):
         train = (y >= 0) & (datasets != name)
-        if len(set(y[train])) == 2:
-            unseen[datasets == name] = model().fit(x[train], y[train]).predict_proba(x[datasets == name])[:, 1]
+        if len(set(y[train])) < 2:  # one dataset, or the rest has loops only / clean runs only
+            print(f"leave one dataset out: not measured (without {name} one class is left)")
+            unseen = None
+            break
+        assert unseen is not None
+        unseen[datasets == name] = model().fit(x[train], y[train]).predict_proba(x[datasets == name])[:, 1]
     full = model().fit(x[y >= 0], y[y >= 0])
     print("gate_coefs = (" + ", ".join(f"{c:.3f}" for c in full.coef_[0]) + ")")
-    print("  " + ", ".join(f"{n} {c:+.2f}" for n, c in zip(gate.FEATURES, full.coef_[0])))
+    print("  " + ", ".join(f"{n} {c:+.2f}" for n, c in zip(gate.FEATURES, full.coef_[0], strict=True)))
     loops = [p.trace.id for p in prepared if p.loop]
     clean = [p.trace.id for p in prepared if not p.loop]
-    for title, scores in (("out-of-fold (five folds of traces)", oof), ("leave one dataset out", unseen)):
+    curves = [("out-of-fold (five folds of traces)", oof)]
+    if unseen is not None:
+        curves.append(("leave one dataset out", unseen))
+    for title, scores in curves:
         by_trace: dict[str, list[float]] = defaultdict(list)
-        for r, s in zip(rows, scores):
+        for r, s in zip(rows, scores, strict=True):
             by_trace[r["trace"]].append(float(s))
-        print(f"{len(loops)} loop runs, {len(clean)} clean runs; {title}, a run warned when any flag reaches warn_score")
+        print(f"{len(loops)} loop runs, {len(clean)} clean runs; {title}, "
+              "a run warned when any flag reaches warn_score")
         for tau in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8):
             tp = sum(any(s >= tau for s in by_trace.get(t, ())) for t in loops)
             fp = sum(any(s >= tau for s in by_trace.get(t, ())) for t in clean)

@@ -319,7 +319,7 @@ def result_refs(text: str, limit: int = 512) -> frozenset[int]:
     compares them with its `entities`). Kept only as hashes (`ref_hash`), and not longer numbers
     (a card or phone number is nothing a hub page is walked by)."""
     numbers = set(_REF_NUMBER.findall(text[:_REFS_CHARS].encode("utf-8", errors="replace")))
-    return frozenset(map(zlib.crc32, itertools.islice(numbers, limit)))
+    return frozenset(map(zlib.crc32, itertools.islice(numbers, limit)))  # = ref_hash of each, on its bytes
 
 
 def ref_hash(token: str) -> int:

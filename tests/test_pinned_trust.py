@@ -376,3 +376,35 @@ def test_result_refs_keep_three_to_nine_digit_numbers_as_hashes():
     assert features.ref_hash("1390") in refs and features.ref_hash("000000197") in refs
     assert features.ref_hash("4111111111111111") not in refs and features.ref_hash("42") not in refs
     assert all(isinstance(r, int) for r in refs)
+
+
+# -- the benchmarks replay what a live guard decides ------------------------------------------------
+# Mutation: leave a feature out of `runner.prepare`'s records (it builds them with an `exact`
+# feature guard, to skip the embedding): e.g. compute `result_refs` for the semantic detector only.
+
+def test_the_benchmark_replay_decides_what_a_live_guard_decides(tmp_path):
+    orders = [197, 196, 195, 194, 193, 192]
+    walk = [("click", {"bid": "1466"}, _list_page(orders))]
+    for k, o in enumerate(orders):
+        walk += [("click", {"bid": str(1300 + 11 * k)}, _order_page(o)), ("click", {"bid": "1466"}, _list_page(orders))]
+    extra = tmp_path / "walk.jsonl"
+    extra.write_text(json.dumps({"id": "walk", "label": {"loop": False}, "steps": [
+        {"tool": t, "input": a, "output": o, "is_error": True} for t, a, o in walk]}) + "\n")
+    paths = [str(ROOT / "semloop/examples.jsonl"), str(ROOT / "benchmarks/data/split/whowhen.dev.jsonl"),
+             str(ROOT / "benchmarks/data/split/tau_airline.dev.jsonl"), str(extra)]
+    base = Config(embedding="hashing")
+    prepared = runner.prepare(runner.load_datasets(paths), base)
+    embedder, _ = runner.load_backend("hashing")
+    runner.embed_all(prepared, "hashing", embedder)
+    for p in prepared:
+        guard = LoopGuard(base.replace(fail_open=False))
+        first_flag = first_stop = None
+        for step in p.trace.steps:
+            verdict = guard.record(step.tool, step.input, step.output, step.is_error)
+            if verdict.action != "allow" and first_flag is None:
+                first_flag = verdict.step
+            if verdict.action == "stop":
+                first_stop = verdict.step
+                break
+        replayed = runner.replay(p, base)
+        assert (replayed.first_flag, replayed.first_stop) == (first_flag, first_stop), p.trace.id

@@ -60,7 +60,7 @@ def invariant_violations(prepared: Sequence[Prepared], semloop: Sequence[TraceOu
     any label where the baseline fires with unchanged results (`exact_fires`) and semloop has not
     flagged by that step."""
     loops, unchanged = [], []
-    for p, s, e in zip(prepared, semloop, exact):
+    for p, s, e in zip(prepared, semloop, exact, strict=True):
         if p.loop and e.first_flag is not None and s.first_flag is None:
             loops.append(p.trace.id)
         fire = exact_fires(p, window)
