@@ -397,14 +397,6 @@ def test_the_benchmark_replay_decides_what_a_live_guard_decides(tmp_path):
     embedder, _ = runner.load_backend("hashing")
     runner.embed_all(prepared, "hashing", embedder)
     for p in prepared:
-        guard = LoopGuard(base.replace(fail_open=False))
-        first_flag = first_stop = None
-        for step in p.trace.steps:
-            verdict = guard.record(step.tool, step.input, step.output, step.is_error)
-            if verdict.action != "allow" and first_flag is None:
-                first_flag = verdict.step
-            if verdict.action == "stop":
-                first_stop = verdict.step
-                break
+        live = runner.first_verdicts(LoopGuard(base.replace(fail_open=False)), p.trace)
         replayed = runner.replay(p, base)
-        assert (replayed.first_flag, replayed.first_stop) == (first_flag, first_stop), p.trace.id
+        assert (replayed.first_flag, replayed.first_stop) == live, p.trace.id

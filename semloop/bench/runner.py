@@ -187,16 +187,21 @@ class ReplayGuard(LoopGuard):
 
 
 def replay(p: Prepared, config: Config) -> TraceOutcome:
-    guard = ReplayGuard(config.replace(fail_open=False), p)
+    return p.outcome(*first_verdicts(ReplayGuard(config.replace(fail_open=False), p), p.trace))
+
+
+def first_verdicts(guard: LoopGuard, trace: Trace) -> tuple[int | None, int | None]:
+    """The steps of the first warning and of the first stop when `trace` is recorded through
+    `guard` (None where there is none)."""
     first_flag = first_stop = None
-    for step in p.trace.steps:
+    for step in trace.steps:
         verdict = guard.record(step.tool, step.input, step.output, step.is_error)
         if verdict.action != "allow" and first_flag is None:
             first_flag = verdict.step
         if verdict.action == "stop":
             first_stop = verdict.step
             break  # a stopped guard stops every later step; nothing more to learn
-    return p.outcome(first_flag, first_stop)
+    return first_flag, first_stop
 
 
 def replay_all(prepared: Iterable[Prepared], config: Config) -> list[TraceOutcome]:
