@@ -238,10 +238,10 @@ class Config:
     block), besides `stop_gate`: a false stop costs a run, a missed one leaves the warnings."""
 
     sure_score: float = 0.8
-    """Gate score (0..1, `semloop.gate`) at which a flag that continues the loop just warned about
-    (`policy.continues_loop`) stops the run after one warning instead of `max_warnings`: the
-    second view is sure, and a third round of the same loop would only waste another step.
-    Above `stop_score`; 1.0 turns the early stop off."""
+    """Gate score (0..1, `semloop.gate`) at which a flag that continues the loop just warned about,
+    on direct evidence (`policy.sure_of`), stops the run after one warning instead of
+    `max_warnings`: the second view is sure, and another round of the same loop would only waste
+    a step. The flag needs `stop_score` and `stop_gate` too; 1.0 turns the early stop off."""
 
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""

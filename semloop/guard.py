@@ -301,7 +301,7 @@ class LoopGuard:
             ready = confidence >= cfg.stop_score
             may_stop = may_stop and ready
             # a flag the second view is sure of, on the loop just warned about, needs one warning only
-            sure = confidence >= cfg.sure_score and policy.continues_loop(state, found, step.norm_sig)
+            sure = confidence >= cfg.sure_score and policy.sure_of(state, found, step.norm_sig)
         if found:
             state.stop_ready = ready
             state.stop_sure = sure

@@ -35,6 +35,15 @@ def stop_allowed(state: SessionState, signals: list[Signal], norm_sig: str, gate
     return same and agree
 
 
+def sure_of(state: SessionState, signals: list[Signal], norm_sig: str) -> bool:
+    """Whether a flag may stop after one warning when the second view is sure of it
+    (`Config.sure_score`): it continues the loop just warned about (`continues_loop`), on direct
+    evidence — a repeat, a cycle, the same error — not on the session-wide cluster count alone
+    (a status polled until it converges returns to one call, its answer changing now and then:
+    that gets its two warnings)."""
+    return continues_loop(state, signals, norm_sig) and any(s.kind != SignalKind.CLUSTER for s in signals)
+
+
 def warnings_before_stop(cfg: Config, sure: bool) -> int:
     """Warnings a flag must come after to stop the run: `max_warnings`, or one for a `sure` flag
     (the second view reached `Config.sure_score` on a flag continuing the loop warned about)."""
