@@ -237,6 +237,12 @@ class Config:
     """Gate score (0..1, `semloop.gate`) the flag past `max_warnings` needs to stop the run (the hard
     block), besides `stop_gate`: a false stop costs a run, a missed one leaves the warnings."""
 
+    sure_score: float = 0.8
+    """Gate score (0..1, `semloop.gate`) at which a flag that continues the loop just warned about,
+    on direct evidence (`policy.sure_of`), stops the run after one warning instead of
+    `max_warnings`: the second view is sure, and another round of the same loop would only waste
+    a step. The flag needs `stop_score` and `stop_gate` too; 1.0 turns the early stop off."""
+
     recovery_steps: int = 3
     """Consecutive clean steps with new results that forgive one earlier warning."""
 
@@ -284,7 +290,7 @@ class Config:
         _check(self.detector in DETECTORS, f"detector must be one of {DETECTORS}, got {self.detector!r}")
         _check(self.embedding in EMBEDDINGS, f"embedding must be one of {EMBEDDINGS}, got {self.embedding!r}")
         for name in ("call_threshold", "result_threshold", "related_threshold", "cluster_threshold",
-                     "message_threshold", "warn_score", "stop_score"):
+                     "message_threshold", "warn_score", "stop_score", "sure_score"):
             value = getattr(self, name)
             _check(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value!r}")
         for name in ("window", "min_repeats", "error_repeats", "cluster_stale_limit", "max_clusters",

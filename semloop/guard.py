@@ -290,6 +290,7 @@ class LoopGuard:
         stop_gate = cfg.stop_gate if cfg.detector == "semantic" else "rules"
         may_stop = policy.stop_allowed(state, found, step.norm_sig, stop_gate) if found else True
         shown = ready = True
+        sure = False
         if found and cfg.detector == "semantic" and cfg.gate_coefs:
             # the second view (`semloop.gate`): a flag below `warn_score` is not shown (it counts
             # towards the stop, `policy.escalate`); one below `stop_score` does not end the run,
@@ -299,9 +300,12 @@ class LoopGuard:
             shown = confidence >= cfg.warn_score or gate.exact_run(state, step, cfg.exact_window)
             ready = confidence >= cfg.stop_score
             may_stop = may_stop and ready
+            # a flag the second view is sure of, on the loop just warned about, needs one warning only
+            sure = confidence >= cfg.sure_score and policy.sure_of(state, found, step.norm_sig)
         if found:
             state.stop_ready = ready
-        action = policy.escalate(state, found, step.novel, cfg, may_stop, shown)
+            state.stop_sure = sure
+        action = policy.escalate(state, found, step.novel, cfg, may_stop, shown, sure)
         if step.novel:
             state.last_novel = step.index
         if novelty.is_write(step, state):
@@ -333,7 +337,8 @@ class LoopGuard:
     def _check(self, tool: str, tool_input: Any) -> Verdict:
         state, cfg = self.state, self.config
         sig = features.normalized_signature(tool, tool_input)
-        looping = sig in state.flagged_sigs and state.warnings >= cfg.max_warnings and state.stop_ready
+        looping = (sig in state.flagged_sigs and state.stop_ready
+                   and state.warnings >= policy.warnings_before_stop(cfg, state.stop_sure))
         if not (state.stopped or looping):
             return Verdict("allow", state.steps_seen)
         repeats = None

@@ -35,10 +35,25 @@ def stop_allowed(state: SessionState, signals: list[Signal], norm_sig: str, gate
     return same and agree
 
 
+def sure_of(state: SessionState, signals: list[Signal], norm_sig: str) -> bool:
+    """Whether a flag may stop after one warning when the second view is sure of it
+    (`Config.sure_score`): it continues the loop just warned about (`continues_loop`), on direct
+    evidence — a repeat, a cycle, the same error — not on the session-wide cluster count alone
+    (a status polled until it converges returns to one call, its answer changing now and then:
+    that gets its two warnings)."""
+    return continues_loop(state, signals, norm_sig) and any(s.kind != SignalKind.CLUSTER for s in signals)
+
+
+def warnings_before_stop(cfg: Config, sure: bool) -> int:
+    """Warnings a flag must come after to stop the run: `max_warnings`, or one for a `sure` flag
+    (the second view reached `Config.sure_score` on a flag continuing the loop warned about)."""
+    return min(cfg.max_warnings, 1) if sure else cfg.max_warnings
+
+
 def escalate(state: SessionState, signals: list[Signal], made_progress: bool, cfg: Config,
-             may_stop: bool = True, shown: bool = True) -> Action:
+             may_stop: bool = True, shown: bool = True, sure: bool = False) -> Action:
     """Advance the escalation counters in `state` for one recorded step; return the action. A flag
-    past `max_warnings` stops only when `may_stop` (the stop gate's second view, `stop_allowed`);
+    past `warnings_before_stop` stops only when `may_stop` (the stop gate's second view, `stop_allowed`);
     otherwise it warns again and the next flag may stop. A flag not `shown` (below the gate's
     `warn_score`) is allowed; it counts towards the stop, but never as the last warning before it:
     a run is stopped only after the user saw a warning."""
@@ -51,9 +66,9 @@ def escalate(state: SessionState, signals: list[Signal], made_progress: bool, cf
     if signals:
         state.warnings += 1
         state.clean_streak = 0
-        if state.warnings > cfg.max_warnings:
+        if state.warnings > warnings_before_stop(cfg, sure):
             if not may_stop:
-                state.warnings = cfg.max_warnings
+                state.warnings = min(state.warnings, cfg.max_warnings)
                 return "warn"
             state.stopped = True
             return "stop"

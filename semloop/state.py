@@ -96,6 +96,7 @@ class SessionState:
     clean_streak: int = 0
     stopped: bool = False
     stop_ready: bool = True  # the latest flag may end the run (its gate score reached `Config.stop_score`)
+    stop_sure: bool = False  # ... after one warning (it reached `Config.sure_score` and continued the loop)
     flagged_sigs: dict[str, int] = field(default_factory=dict)  # norm_sig → step last flagged (bounded, oldest out)
     last_related: tuple[int, ...] = ()  # evidence of the latest flag, for messages
     last_kind: str = ""

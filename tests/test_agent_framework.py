@@ -48,11 +48,12 @@ def test_identical_loop_is_hinted_then_refused_and_the_loop_ends():
                   middleware=[loops])
     response = run(agent)
 
-    assert [(v.step, v.action) for v in loops.verdicts] == [(2, "warn"), (3, "warn"), (4, "stop")]
-    assert len(ran) == 4 and len(server.requests) == 5  # the fifth call was refused; no model call after it
+    # the repeat after the warning continues the very loop warned about: one warning, then the stop
+    assert [(v.step, v.action) for v in loops.verdicts] == [(2, "warn"), (3, "stop")]
+    assert len(ran) == 3 and len(server.requests) == 4  # the fourth call was refused; no model call after it
     results = tool_results(server)
-    assert results[:2] == [chat.DENIED, chat.DENIED]
-    assert all(r.startswith(chat.DENIED + "\n\n[semloop] This read_file call repeats") for r in results[2:4])
+    assert len(results) == 3 and results[:2] == [chat.DENIED, chat.DENIED]
+    assert results[2].startswith(chat.DENIED + "\n\n[semloop] This read_file call repeats")
     assert loops.last_stop is not None and loops.last_stop.action == "stop"
     last = response.messages[-1]  # the refusal is the run's last message, as the tool's result
     assert "semloop blocked this read_file call" in str(last.contents[-1].result)

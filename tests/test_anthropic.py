@@ -442,7 +442,7 @@ def test_tool_runner_with_guarded_beta_tool():
     guard = LoopGuard()
     stops = []
     tool = guarded(guard, read_file, on_stop=stops.append)
-    model = ScriptedModel([[("read_file", {"path": "/srv/app/config.yaml"})]] * 5 + ["I stopped: the file is broken."])
+    model = ScriptedModel([[("read_file", {"path": "/srv/app/config.yaml"})]] * 4 + ["I stopped: the file is broken."])
     runner = model.client().beta.messages.tool_runner(
         model=MODEL, max_tokens=1024, tools=[tool], messages=[{"role": "user", "content": "Fix the config."}],
         max_iterations=12)
@@ -452,13 +452,14 @@ def test_tool_runner_with_guarded_beta_tool():
     sent = model.requests[0]["tools"]
     assert sent[0]["name"] == "read_file" and sent[0]["input_schema"]["properties"]["path"]["type"] == "string"
     actions = [v.action for v in tool.verdicts]
-    assert "warn" in actions and actions[-1] == "stop" and len(stops) == 1
+    assert actions == ["allow", "allow", "warn", "stop"] and len(stops) == 1
     first_warn = actions.index("warn")
     hinted = content_text(model.tool_results(first_warn + 1)[0])
     assert hinted.startswith("error: config.yaml") and "[semloop]" in hinted
-    last = model.tool_results(5)[0]
+    assert len(model.requests) == 5  # four turns of the loop, then the answer after the refusal
+    last = model.tool_results(4)[0]
     assert last.get("is_error") is True and "semloop" in content_text(last) and "No further tool calls" in content_text(last)
-    assert len(ran) == 4  # the fifth call was refused before running
+    assert len(ran) == 3  # the fourth call was refused before running
 
 
 def test_tool_runner_async_guarded_tool_and_decorator_form():
@@ -513,7 +514,7 @@ def test_the_model_reads_what_the_earlier_step_returned_and_a_stopped_guard_resu
         in hinted
     assert result.stopped and guard.stopped
     refused = model.tool_results(len(model.requests) - 1)[0]["content"]
-    assert "The run is stopped at step 4." in refused and "The user's next message lifts the stop." in refused
+    assert "The run is stopped at step 3." in refused and "The user's next message lifts the stop." in refused
     # the user's next message: a new run on the same guard goes on (the loop memory is kept)
     again = ScriptedModel([[("read_file", {"path": "/srv/app/README.md"})], "Done."])
     after = run(again, files({"/srv/app/README.md": "# app"}), guard=guard)

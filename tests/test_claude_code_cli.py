@@ -93,20 +93,23 @@ def _texts(results: list[dict]) -> list[str]:
     return out
 
 
-def _assert_hard_stop(run, api, *, calls_at_most: int) -> None:
+def _assert_hard_stop(run, api) -> None:
+    """The very same call with the same result, 14 times scripted: calls 1 and 2 run quietly, call 3
+    runs and its result carries the note, call 4 continues the loop just warned about and is refused
+    before it runs; the run ends there (not at the 14 of --max-turns)."""
     result = run.result
     assert result.get("terminal_reason") == "hook_stopped", (result, run.stderr[-2000:])
     assert run.returncode == 0 and result.get("subtype") == "success"
-    assert len(run.tool_uses()) <= calls_at_most  # not the 14 of --max-turns
+    assert len(run.tool_uses()) == 4
     sent = _texts(api.tool_results())
-    assert sum(NOTE in t for t in sent) >= 2  # the soft blocks reached the model, with the real output
-    assert all("Exit code" in t or "hello" in t for t in sent)
+    assert [NOTE in t for t in sent] == [False, False, True]  # the soft block reached the model ...
+    assert all("Exit code" in t or "hello" in t for t in sent)  # ... with the real output
 
 
 def test_repeated_failing_call_gets_notes_then_the_run_ends(setup):
     run, api = setup.run([tool_call("Bash", command="ls /nonexistent-dir", description="list")] * 14)
-    # calls 3 and 4 carry a note; call 5 continues the flagged loop: denied, and the run ends there
-    _assert_hard_stop(run, api, calls_at_most=5)
+    # call 3 carries a note; call 4 continues the flagged loop: denied, and the run ends there
+    _assert_hard_stop(run, api)
     denied = _texts(run.tool_results())[-1]
     assert "semloop blocked this Bash call" in denied
     # SessionEnd dropped the session's state (nothing waits for the 7-day expiry)
@@ -115,18 +118,20 @@ def test_repeated_failing_call_gets_notes_then_the_run_ends(setup):
 
 def test_repeated_succeeding_call_with_the_same_output_ends_the_same_way(http_setup):
     run, api = http_setup.run([tool_call("Bash", command="echo hello", description="greet")] * 14)
-    _assert_hard_stop(run, api, calls_at_most=5)
+    _assert_hard_stop(run, api)
 
 
 def test_same_error_from_varied_calls_ends_before_the_next_call_runs(varied_error_setup):
     setup = varied_error_setup
-    # PostToolUseFailure cannot end a run: the next PreToolUse ends it before the next call runs
-    # (http and command hooks alike: no PostToolBatch hook, see claude_code.EVENTS)
+    # call 3's result carries the note; call 4 (a new wording, so no pre-call check can refuse it)
+    # runs and its PostToolUseFailure stops the run, but that hook cannot end a run: the next
+    # PreToolUse ends it before call 5 runs (http and command hooks alike: no PostToolBatch hook,
+    # see claude_code.EVENTS)
     script = [tool_call("Bash", command=f"exit 3  # attempt {i}", description="try") for i in range(14)]
     run, api = setup.run(script)
     assert run.result.get("terminal_reason") == "hook_stopped", run.result
-    assert len(run.tool_uses()) == 6
-    assert sum(NOTE in t for t in _texts(api.tool_results())) == 2
+    assert len(run.tool_uses()) == 5
+    assert [NOTE in t for t in _texts(api.tool_results())] == [False, False, True, False]
 
 
 def test_varied_files_stay_quiet(quiet_setup):
@@ -159,22 +164,24 @@ def _hook_responses(run, event: str) -> list[dict]:
 
 
 def test_parallel_calls_run_their_hooks_at_once_and_every_step_counts_once(parallel_setup):
-    """One assistant message calling Read four times: Claude Code runs the four calls, and their
+    """One assistant message calling Read three times: Claude Code runs the three calls, and their
     hooks, at once, each hook its own process, on a database no hook has opened yet (the race that
     lost a step: docs/store.md). Every hook answers cleanly (a hook that fails open says so on
-    stderr), and the four steps are all recorded: four identical reads make the third and the
-    fourth repeats, so exactly two results carry the note — one lost step would leave one."""
+    stderr), and each step is recorded exactly once: three identical reads make the third a repeat
+    of steps 0 and 1, so exactly one result carries the note and the run completes — one lost step
+    would leave no note, one step counted twice would make a fourth repeat, which stops the run."""
     setup = parallel_setup
     (setup.work / "orders.csv").write_text("id,total\n181,37.50\n182,12.00\n")
-    run, api = setup.run([[tool_call("Read", file_path=str(setup.work / "orders.csv"))] * 4])
+    run, api = setup.run([[tool_call("Read", file_path=str(setup.work / "orders.csv"))] * 3])
     assert run.result.get("terminal_reason") == "completed", (run.result, run.stderr[-2000:])
-    assert len(run.tool_uses()) == 4
+    assert len(run.tool_uses()) == 3
     for event in ("PreToolUse", "PostToolUse"):
         answers = _hook_responses(run, event)
-        assert len(answers) == 4 and all(a["exit_code"] == 0 and not a["stderr"].strip() for a in answers), answers
+        assert len(answers) == 3 and all(a["exit_code"] == 0 and not a["stderr"].strip() for a in answers), answers
     sent = _texts(api.tool_results())
-    assert len(sent) == 4 and all("181,37.50" in t for t in sent)  # the real output, kept
-    assert sum("[semloop] This Read call repeats" in t for t in sent) == 2
+    assert len(sent) == 3 and all("181,37.50" in t for t in sent)  # the real output, kept
+    notes = [t for t in sent if "[semloop] This Read call repeats" in t]
+    assert len(notes) == 1 and "[semloop] This Read call repeats earlier step(s) 0, 1 " in notes[0], notes
 
 
 def test_installed_http_settings_hold_the_token_privately():
@@ -206,7 +213,7 @@ def test_the_note_quotes_the_earlier_output_and_the_refusal_says_how_to_resume(m
     s = Setup(mode)
     try:
         run, api = s.run([tool_call("Bash", command="ls /nonexistent-dir", description="list")] * 14)
-        _assert_hard_stop(run, api, calls_at_most=5)
+        _assert_hard_stop(run, api)
         notes = [t for t in api.user_texts_after_results() + _texts(api.tool_results()) if NOTE in t]
         assert notes and all(("Step 0 already failed the same way: `Exit code 2 ls: cannot access '/nonexistent-dir': "
                               "No such file or directory`.") in t
@@ -214,7 +221,7 @@ def test_the_note_quotes_the_earlier_output_and_the_refusal_says_how_to_resume(m
         assert all("a not-found error" in t for t in notes)
         denied = _texts(run.tool_results())[-1]
         session = run.result["session_id"]
-        assert "The run is stopped at step 4." in denied
+        assert "The run is stopped at step 3." in denied  # steps count from 0: the 4th call
         assert f"The user's next message lifts the stop, and so does `semloop sessions reset {session}`." in denied
         assert "semloop guidance" not in _sent_texts(api) and "going in circles" not in _sent_texts(api)
     finally:

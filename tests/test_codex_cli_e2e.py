@@ -65,47 +65,51 @@ def _refused(output: str) -> bool:
 
 def test_repeated_failing_call_gets_notes_then_every_further_call_is_refused(setup):
     run, api = setup.run(_failing(12))
-    # calls 1-2 ran quietly, 3-4 ran with a note, call 5 continues the flagged loop: PreToolUse
-    # denies it, and the stop is kept, so the model's 7 further attempts are denied too
-    assert setup.attempts() == 4 and len(run.commands()) == 4
+    # calls 1-2 ran quietly, call 3 ran with a note, call 4 continues the loop just warned about:
+    # PreToolUse denies it, and the stop is kept, so the model's 8 further attempts are denied too
+    assert setup.attempts() == 3 and len(run.commands()) == 3
     sent = api.sent_outputs()
     assert len(sent) == 12
-    assert all("No such file or directory" in t and "exited with code 1" in t for t in sent[:4])  # the tool's own text
-    assert [_refused(t) for t in sent] == [False] * 4 + [True] * 8
+    assert all("No such file or directory" in t and "exited with code 1" in t for t in sent[:3])  # the tool's own text
+    assert [_refused(t) for t in sent] == [False] * 3 + [True] * 9
     notes = api.sent_notes()
-    assert len(notes) == 2 and all(n.startswith(NOTE) for n in notes)  # after calls 3 and 4, as developer messages
+    assert len(notes) == 1 and notes[0].startswith(NOTE)  # after call 3, as a developer message
     assert len(api.main_requests()) == 13  # Codex has no hook answer that ends the turn: the model ends it
     assert run.final_message() == "Done."
     assert setup.user_log.read_text().count('"PreToolUse"') == 12  # the user's own hook still ran for every call
 
 
-def test_same_error_from_varied_calls_stops_after_the_fifth(inprocess):
-    # every command differs (a comment) and fails the same way: notes after calls 3 and 4; after
-    # call 5 PostToolUse says stop, which Codex shows the model in place of that call's output,
-    # and every further call is refused
+def test_same_error_from_varied_calls_stops_after_the_fourth(inprocess):
+    # every command differs (a comment) and fails the same way: a note after call 3; call 4 (a new
+    # wording, so PreToolUse cannot refuse it) runs and PostToolUse says stop, which Codex shows the
+    # model in place of that call's output, and every further call is refused
     # (Codex hands a hook the command's output only, not its exit code: the error is in the text)
     script = [shell(f"echo attempt >> attempts.log; echo 'error: config service unreachable' >&2; exit 3  # try {i}")
               for i in range(10)]
     run, api = inprocess.run(script)
-    assert inprocess.attempts() == 5 and len(run.commands()) == 5
+    assert inprocess.attempts() == 4 and len(run.commands()) == 4
     sent = api.sent_outputs()
-    assert all("exited with code 3" in t and "config service unreachable" in t for t in sent[:4])
-    assert sent[4].startswith(STOPPED) and "The run ends here" in sent[4]
-    assert all(_refused(t) for t in sent[5:]) and len(sent) == 10
-    assert len(api.sent_notes()) >= 2 and all(n.startswith("[semloop]") for n in api.sent_notes())
+    assert all("exited with code 3" in t and "config service unreachable" in t for t in sent[:3])
+    assert sent[3].startswith(STOPPED) and "The run ends here" in sent[3]
+    assert all(_refused(t) for t in sent[4:]) and len(sent) == 10
+    notes = api.sent_notes()
+    assert len(notes) == 1 and notes[0].startswith(NOTE) and "a reworded call with the same result" in notes[0]
 
 
 def test_the_next_prompt_lifts_the_stop_and_the_loop_is_flagged_again_at_once(inprocess):
     first, _ = inprocess.run(_failing(8))
-    assert inprocess.attempts() == 4
+    assert inprocess.attempts() == 3
     # the user answers in the same session (`codex exec resume <id>`): UserPromptSubmit lifts the
     # stop, the loop memory stays; the request's history already holds the first turn's 8 outputs
     run, api = inprocess.run(_failing(40), prompt="Try once more.", resume=first.thread_id())
     assert run.thread_id() == first.thread_id()
     sent = api.sent_outputs()[8:]
-    assert [_refused(t) for t in sent[:3]] == [False, False, True]  # two more ran, the third was refused
-    assert inprocess.attempts() == 6
-    assert all(_refused(t) for t in sent[2:])
+    assert [_refused(t) for t in sent[:2]] == [False, True]  # one more ran, the next was refused
+    assert inprocess.attempts() == 4
+    assert all(_refused(t) for t in sent[1:])
+    # the first turn's note, and one after the resumed turn's first call: flagged again at once
+    notes = api.sent_notes()
+    assert len(notes) == 2 and notes[1].startswith(NOTE + " earlier step(s) 0, 1, 2 "), notes
 
 
 def test_varied_work_and_pagination_stay_quiet(setup):
@@ -136,7 +140,7 @@ def test_install_guidance_reaches_the_model_and_notes_quote_the_earlier_result()
             assert json.dumps(line, ensure_ascii=False)[1:-1] in first, line
         notes = api.sent_notes()
         # the same hints as Claude Code's: the earlier step that failed alike, quoted, and the error class
-        assert len(notes) == 2 and all("Step 0 already failed the same way: `cat: /etc/semloop-e2e/app.yaml: No such"
+        assert len(notes) == 1 and all("Step 0 already failed the same way: `cat: /etc/semloop-e2e/app.yaml: No such"
                                        in n and "a not-found error" in n for n in notes), notes
         refused = [t for t in api.sent_outputs() if _refused(t)]  # the refusal cites it too
         assert refused and "already failed the same way" in refused[0] and "a not-found error" in refused[0]

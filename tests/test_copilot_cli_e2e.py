@@ -58,14 +58,15 @@ def _denied_by_semloop(run) -> list[dict]:
             and BLOCKED in str((c.get("error") or {}).get("message"))]
 
 
-def test_repeated_failing_call_gets_notes_then_the_run_ends_at_the_fifth(setup):
+def test_repeated_failing_call_gets_a_note_then_the_run_ends_at_the_fourth(setup):
     run, api = setup.run([_bash(FAILING)] * 10)
     sent = api.sent_outputs()
-    assert setup.attempts() == 4 and len(sent) == 4  # call 5 never ran, and the model was not asked again
+    assert setup.attempts() == 3 and len(sent) == 3  # call 4 never ran, and the model was not asked again
     assert all("No such file or directory" in t for t in sent)  # the tool's own text
-    assert [NOTE in t for t in sent] == [False, False, True, True]
-    # preToolUse leaves the refusal of a bash call to permissionRequest, whose deny + interrupt ends the run
-    assert len(api.main_requests()) == 5
+    assert [NOTE in t for t in sent] == [False, False, True]
+    # call 4 continues the loop just warned about: preToolUse leaves the refusal of a bash call to
+    # permissionRequest, whose deny + interrupt ends the run
+    assert len(api.main_requests()) == 4
     denied = _denied_by_semloop(run)
     assert len(denied) == 1 and "The call was not run" in denied[0]["error"]["message"]
 
@@ -75,22 +76,23 @@ def test_same_error_from_varied_calls_is_stopped(inprocess):
               for i in range(10)]
     run, api = inprocess.run(script)
     sent = api.sent_outputs()
-    assert inprocess.attempts() == 5 and len(sent) == 5
-    assert [NOTE in t for t in sent[:4]] == [False, False, True, True]
-    # call 5 completes the loop: the stop is said after its output; call 6 is refused and the run ends
-    assert "Additional guidance from postToolUse hooks:\nsemloop stopped this run" in sent[4]
-    assert len(api.main_requests()) == 6 and len(_denied_by_semloop(run)) == 1
+    assert inprocess.attempts() == 4 and len(sent) == 4
+    assert [NOTE in t for t in sent[:3]] == [False, False, True]
+    # call 4 (a new wording, so preToolUse cannot refuse it) continues the loop just warned about:
+    # the stop is said after its output; call 5 is refused and the run ends
+    assert "Additional guidance from postToolUse hooks:\nsemloop stopped this run" in sent[3]
+    assert len(api.main_requests()) == 5 and len(_denied_by_semloop(run)) == 1
 
 
 def test_the_next_prompt_lifts_the_stop(inprocess):
     first, _ = inprocess.run([_bash(FAILING)] * 8)
-    assert inprocess.attempts() == 4
+    assert inprocess.attempts() == 3
     run, api = inprocess.run([_bash(FAILING)] * 40, prompt="Try once more.", resume=first.session_id())
     assert run.session_id() == first.session_id()
     before = sum(1 for i in api.main_requests()[0].get("input") or [] if i.get("type") == "function_call_output")
     sent = api.sent_outputs()[before:]  # this run's outputs, after the first run's history
-    assert inprocess.attempts() == 6 and len(sent) == 2  # two more ran, the third was refused and ended the run
-    assert all(NOTE in t for t in sent)  # the loop memory was kept: the first repeat carries a note
+    assert inprocess.attempts() == 4 and len(sent) == 1  # one more ran, the next was refused and ended the run
+    assert NOTE in sent[0]  # the loop memory was kept: the first repeat carries a note
     assert len(_denied_by_semloop(run)) == 1
 
 
@@ -100,11 +102,13 @@ def test_a_read_only_tool_is_refused_at_pre_tool_use(inprocess):
     # sends them as a user message after the result
     _, api = inprocess.run([call("view", path=str(inprocess.work / "missing.yaml"))] * 8)
     sent = api.sent_outputs()
-    assert len(sent) == 8 and all("does not exist" in t for t in sent[:4])
+    # calls 1-3 run (call 3 with a note), call 4 continues the loop just warned about and is refused,
+    # and so is every call after it
+    assert len(sent) == 8 and all("does not exist" in t for t in sent[:3])
     assert [t.startswith("Denied by preToolUse hook: semloop blocked this view call") and "The call was not run" in t
-            for t in sent] == [False] * 4 + [True] * 4
+            for t in sent] == [False] * 3 + [True] * 5
     notes = [n for n in api.sent_notes(roles=("user",)) if "[semloop]" in n]
-    assert len(notes) == 2
+    assert len(notes) == 1
     assert all(n.startswith('Tool "view" failed. Additional guidance from postToolUseFailure hooks:\n'
                             "[semloop] This view call repeats") for n in notes)
 
@@ -134,7 +138,7 @@ def test_install_guidance_reaches_the_model_and_notes_quote_the_earlier_result()
             assert json.dumps(line, ensure_ascii=False)[1:-1] in first, line
         notes = [t for t in api.sent_outputs() if NOTE in t]
         # the same hints as Claude Code's: the earlier step that failed alike, quoted, and the error class
-        assert len(notes) == 2 and all("Step 0 already failed the same way: `" in n and "a not-found error" in n
+        assert len(notes) == 1 and all("Step 0 already failed the same way: `" in n and "a not-found error" in n
                                        for n in notes), notes
     finally:
         setup.close()

@@ -8,10 +8,11 @@ user settings the CLI reads). Two ways they run: handled in each hook process (`
 through the warm Unix-socket server (`server`, the default).
 
 Gemini CLI has a loop detector of its own: five identical consecutive tool calls (same name and
-arguments) and it ends the run ("Loop detected, stopping execution") before the fifth runs — the
-very call where semloop would refuse. The exact-repeat scenario therefore runs with
-`model.disableLoopDetection: true`, to show semloop's own stop, and once with the defaults, to
-show what a user gets there; the other scenarios use the defaults.
+arguments) and it ends the run ("Loop detected, stopping execution") before the fifth runs.
+semloop refuses the fourth, one call earlier. The exact-repeat scenario runs with
+`model.disableLoopDetection: true`, to show semloop's own stop on its own, and once with the
+defaults, to show what a user gets there (semloop's stop, before the built-in detector fires);
+the other scenarios use the defaults.
 """
 
 from __future__ import annotations
@@ -120,26 +121,26 @@ def test_repeated_failing_call_gets_notes_then_the_run_ends(no_builtin_detector)
     setup = no_builtin_detector
     run, api = setup.run(_failing_calls(12))
     assert run.returncode == 0, run.stderr[-2000:]
-    # calls 3 and 4 carry a note; call 5 continues the flagged loop: BeforeTool refuses it and
-    # `continue: false` ends the agent loop
+    # call 3 carries a note; call 4 continues the loop just warned about: BeforeTool refuses it
+    # and `continue: false` ends the agent loop
     uses, results = run.tool_uses(), run.tool_results()
-    assert len(uses) == len(results) == 5  # not the 12 scripted
-    assert [r["status"] for r in results] == ["success"] * 4 + ["error"]
+    assert len(uses) == len(results) == 4  # not the 12 scripted
+    assert [r["status"] for r in results] == ["success"] * 3 + ["error"]
     stop = results[-1]
     assert stop["error"]["type"] == "stop_execution"
     assert BLOCKED in stop["error"]["message"] and "The call was not run" in stop["error"]["message"]
     assert stop["output"].startswith("Agent execution stopped by hook: " + BLOCKED)
     assert run.result.get("status") == "success"  # a hook stop ends the headless run cleanly
-    assert setup.attempts() == 4  # the refused call never ran, and nothing ran after it
-    assert len(api.main_requests()) == 5  # the model was not asked again after the stop
-    _assert_notes_on_real_results(api.sent_texts(), calls=4)
+    assert setup.attempts() == 3  # the refused call never ran, and nothing ran after it
+    assert len(api.main_requests()) == 4  # the model was not asked again after the stop
+    _assert_notes_on_real_results(api.sent_texts(), calls=3)
 
 
 def test_the_next_prompt_lifts_the_stop_and_the_loop_is_flagged_again_at_once():
     setup = Setup("inprocess", model={"disableLoopDetection": True})
     try:
         first, _ = setup.run(_failing_calls(12))
-        assert first.tool_results()[-1]["error"]["type"] == "stop_execution" and setup.attempts() == 4
+        assert first.tool_results()[-1]["error"]["type"] == "stop_execution" and setup.attempts() == 3
         # the user answers in the same session: BeforeAgent lifts the stop, the loop memory stays
         with ScriptedGemini(_failing_calls(30)) as api:
             run = run_gemini(BINARY, api, setup.home, setup.work, prompt="Try once more.", env=setup.env,
@@ -147,46 +148,50 @@ def test_the_next_prompt_lifts_the_stop_and_the_loop_is_flagged_again_at_once():
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.events[0].get("session_id") == first.events[0].get("session_id")
         results = run.tool_results()
-        assert [r["status"] for r in results] == ["success", "success", "error"]
+        assert [r["status"] for r in results] == ["success", "error"]
         assert BLOCKED in results[-1]["error"]["message"]
-        assert setup.attempts() == 6  # two more ran, the third was refused
-        assert len(api.main_requests()) == 3
-        assert all(NOTE in t for t in api.sent_texts()[-2:])  # the first repeat already carries a note
+        assert setup.attempts() == 4  # one more ran, the next was refused
+        assert len(api.main_requests()) == 2
+        assert NOTE in api.sent_texts()[-1]  # the first repeat already carries a note
     finally:
         setup.close()
 
 
-def test_with_gemini_cli_defaults_its_own_detector_ends_an_exact_repeat(defaults):
-    # Gemini CLI drops the 5th identical call itself, before BeforeTool: semloop's notes on
-    # calls 3 and 4 still reach the model
+def test_with_gemini_cli_defaults_semloop_ends_an_exact_repeat_before_its_own_detector(defaults):
+    # Gemini CLI would drop the 5th identical call itself; semloop's BeforeTool refuses the 4th
+    # (it continues the loop warned about on call 3), so the built-in detector never fires
     run, api = defaults.run(_failing_calls(12))
     assert run.returncode == 0, run.stderr[-2000:]
-    assert any(e.get("type") == "error" and "Loop detected" in e.get("message", "") for e in run.events)
-    assert len(run.tool_results()) == 4 and defaults.attempts() == 4
+    assert not any(e.get("type") == "error" for e in run.events)  # no "Loop detected"
+    results = run.tool_results()
+    assert [r["status"] for r in results] == ["success"] * 3 + ["error"]
+    assert results[-1]["error"]["type"] == "stop_execution" and BLOCKED in results[-1]["error"]["message"]
+    assert defaults.attempts() == 3  # the refused call never ran
     assert run.result.get("status") == "success"
-    _assert_notes_on_real_results(api.sent_texts(), calls=4)
+    _assert_notes_on_real_results(api.sent_texts(), calls=3)
 
 
 def test_same_error_from_varied_calls_is_stopped_where_the_builtin_detector_sees_nothing(defaults):
     # every command differs (a comment), so Gemini CLI's exact-repeat detector stays silent; semloop
-    # sees reworded calls with one result: notes on calls 3 and 4, and after call 5 AfterTool's
-    # `continue: false` ends the run (the CLI puts the stop message in place of that call's result)
+    # sees reworded calls with one result: a note on call 3, and after call 4 (a new wording, so
+    # BeforeTool cannot refuse it) AfterTool's `continue: false` ends the run (the CLI puts the
+    # stop message in place of that call's result)
     script = [function_call("run_shell_command", command=f"echo attempt >> attempts.log; exit 3  # try {i}",
                             description="try again") for i in range(12)]
     run, api = defaults.run(script)
     assert run.returncode == 0, run.stderr[-2000:]
     assert not any(e.get("type") == "error" for e in run.events)  # no "Loop detected"
     results = run.tool_results()
-    assert [r["status"] for r in results] == ["success"] * 4 + ["error"]
+    assert [r["status"] for r in results] == ["success"] * 3 + ["error"]
     stop = results[-1]["error"]
     assert stop["type"] == "stop_execution"
     assert stop["message"].startswith("semloop stopped this run") and "The run ends here" in stop["message"]
     assert run.result.get("status") == "success"
-    assert defaults.attempts() == 5  # call 5 ran (AfterTool stops after it), nothing after it
-    assert len(api.main_requests()) == 5  # the model was not asked again after the stop
+    assert defaults.attempts() == 4  # call 4 ran (AfterTool stops after it), nothing after it
+    assert len(api.main_requests()) == 4  # the model was not asked again after the stop
     sent = api.sent_texts()
-    assert len(sent) == 4 and all("Exit Code: 3" in t for t in sent)
-    assert [NOTE in t for t in sent] == [False, False, True, True]
+    assert len(sent) == 3 and all("Exit Code: 3" in t for t in sent)
+    assert [NOTE in t for t in sent] == [False, False, True]
 
 
 def test_varied_files_stay_quiet(defaults):

@@ -9,9 +9,13 @@ LOOP = ("Bash", {"command": "cat /tmp/test.txt"}, "cat: /tmp/test.txt: Permissio
 
 
 def test_escalation_warn_then_stop_with_complete_message():
+    """The very same failing call: the third is warned, and the fourth, which the second view is
+    sure of (`sure_score`), stops the run; with the early stop off, two warnings come first."""
     guard = LoopGuard()
     actions = [guard.record(*LOOP).action for _ in range(6)]
-    assert actions == ["allow", "allow", "warn", "warn", "stop", "stop"]
+    assert actions == ["allow", "allow", "warn", "stop", "stop", "stop"]
+    patient = LoopGuard(sure_score=1.0)
+    assert [patient.record(*LOOP).action for _ in range(6)] == ["allow", "allow", "warn", "warn", "stop", "stop"]
     verdict = guard.record(*LOOP)
     assert verdict.message.startswith("semloop stopped this run")
     assert verdict.message.rstrip().endswith(".")
@@ -24,7 +28,7 @@ def test_max_warnings_is_configurable():
 
 
 def test_check_is_cheap_and_refuses_a_known_loop_only():
-    guard = LoopGuard()
+    guard = LoopGuard(sure_score=1.0)  # two warnings before the stop: check refuses after the second
     assert guard.check(*LOOP[:2]).action == "allow"
     for _ in range(4):
         guard.record(*LOOP)  # allow, allow, warn, warn
@@ -38,10 +42,11 @@ def test_check_is_cheap_and_refuses_a_known_loop_only():
 
 def test_check_allows_other_calls_while_warned():
     guard = LoopGuard()
-    for _ in range(4):
-        guard.record(*LOOP)
+    for _ in range(3):
+        guard.record(*LOOP)  # allow, allow, warn: a sure flag, so the next repeat is the stop
     assert guard.check("Bash", {"command": "ls /tmp"}).action == "allow"
     assert not guard.stopped
+    assert guard.check(*LOOP[:2]).action == "stop"
 
 
 def test_progress_forgives_earlier_warnings():

@@ -1,7 +1,8 @@
 """Hints that carry what the model needs (the earlier result, the other side's answer, what an
 error class implies) and truthful stops (the step, the loop, how to resume). Measured over every
-warning of the dev data: each citation names an earlier step the verdict really matched, quotes
-what that step returned, and never echoes a secret."""
+warning of the dev data and every stop that ends a run (it carries the same evidence, and a sure
+flag stops after one warning): each citation names an earlier step the verdict really matched,
+quotes what that step returned, and never echoes a secret."""
 
 from __future__ import annotations
 
@@ -100,30 +101,32 @@ def test_templates_stay_overridable_and_chinese_cites_too():
 
 def test_after_a_stop_an_unrelated_call_is_told_the_truth():
     guard = LoopGuard()
-    verdicts = _loop(guard, DENIED, 5)
-    assert [v.action for v in verdicts] == ["allow", "allow", "warn", "warn", "stop"]
+    verdicts = _loop(guard, DENIED, 4)
+    assert [v.action for v in verdicts] == ["allow", "allow", "warn", "stop"]
     stop = verdicts[-1].message
-    assert stop.startswith("semloop stopped this run at step 4: ")
-    assert "steps 0, 1, 2, 3" in stop and "Step 0 already failed the same way" in stop
+    assert stop.startswith("semloop stopped this run at step 3: ")
+    assert "steps 0, 1, 2)" in stop and "after 1 earlier warning(s)" in stop
+    assert "Step 0 already failed the same way" in stop
     assert "a permission error" in stop and stop.endswith("The user's next message lifts the stop.")
     refused = guard.check("Read", {"file_path": "/other.py"})
     assert refused.action == "stop"
     assert "repeats" not in refused.message
     assert refused.message == (
-        "semloop blocked this Read call: the run was stopped at step 4 because of a loop (identical call and "
-        "result; steps 0, 1, 2, 3), so no call runs until the stop is lifted. The call was not run. "
+        "semloop blocked this Read call: the run was stopped at step 3 because of a loop (identical call and "
+        "result; steps 0, 1, 2), so no call runs until the stop is lifted. The call was not run. "
         "The user's next message lifts the stop.")
 
 
 def test_a_refused_repeat_stops_the_run_there_and_later_calls_say_so():
     guard = LoopGuard()
-    _loop(guard, DENIED, 4)  # allow, allow, warn, warn
+    _loop(guard, DENIED, 3)  # allow, allow, warn: the 4th identical call is refused before it runs
     denied = guard.check("Bash", {"command": "cat  /tmp/test.txt"})
-    assert denied.message.startswith("semloop blocked this Bash call: it repeats a loop that was already flagged 2")
-    assert "Step 3 already failed the same way: `cat: /tmp/test.txt: Permission denied`" in denied.message
-    assert "The call was not run. The run is stopped at step 4." in denied.message
+    assert denied.action == "stop"
+    assert denied.message.startswith("semloop blocked this Bash call: it repeats a loop that was already flagged 1")
+    assert "Step 2 already failed the same way: `cat: /tmp/test.txt: Permission denied`" in denied.message
+    assert "The call was not run. The run is stopped at step 3." in denied.message
     other = guard.check("Read", {"file_path": "/other.py"})
-    assert "the run was stopped at step 4 because of a loop (identical call and result; steps 0, 1, 2, 3)" \
+    assert "the run was stopped at step 3 because of a loop (identical call and result; steps 0, 1, 2)" \
         in other.message
     guard.state.resume()
     assert guard.check("Read", {"file_path": "/other.py"}).action == "allow"
@@ -131,9 +134,9 @@ def test_a_refused_repeat_stops_the_run_there_and_later_calls_say_so():
 
 def test_a_stored_session_names_the_reset_command(tmp_path):
     guard = LoopGuard(store=f"sqlite:///{tmp_path}/s.sqlite3", session="run-7")
-    _loop(guard, DENIED, 5)
+    assert [v.action for v in _loop(guard, DENIED, 4)] == ["allow", "allow", "warn", "stop"]
     refused = LoopGuard(store=f"sqlite:///{tmp_path}/s.sqlite3", session="run-7").check("Read", {"file_path": "/x"})
-    assert "stopped at step 4" in refused.message
+    assert "stopped at step 3" in refused.message
     assert refused.message.endswith("`semloop sessions reset run-7`.")
 
 
@@ -166,15 +169,22 @@ def _alike(a: str, b: str) -> bool:
     return wa == wb or len(wa & wb) / max(1, len(wa | wb)) >= 0.5
 
 
-def _check_citations(traces: list[Trace]) -> tuple[int, int]:
-    warnings = cited = 0
+def _hint(verdict, guard: LoopGuard) -> bool:
+    """A verdict whose message explains a match to the model: a warning, or the stop at the step
+    it ends the run (a later step of a stopped run repeats that stop, not a match of its own)."""
+    return verdict.action == "warn" or (verdict.action == "stop" and verdict.step == guard.state.stopped_at)
+
+
+def _check_citations(traces: list[Trace]) -> tuple[int, int, int]:
+    warnings = stops = cited = 0
     for trace in traces:
         guard = LoopGuard()
         for verdict in replay(trace, guard):
-            if verdict.action != "warn":
+            if not _hint(verdict, guard):
                 continue
-            warnings += 1
-            assert verdict.message is not None  # a warning always says something
+            warnings += verdict.action == "warn"
+            stops += verdict.action == "stop"
+            assert verdict.message is not None  # a warning or a stop always says something
             match = CITE.search(verdict.message)
             if match is None:
                 continue
@@ -196,12 +206,15 @@ def _check_citations(traces: list[Trace]) -> tuple[int, int]:
                 assert features.error_class(earlier, True) == features.error_class(now, True), where
             elif match.group(2):
                 assert _alike(earlier, now), where
-    return warnings, cited
+    return warnings, stops, cited
 
 
 def test_every_dev_warning_cites_a_real_earlier_match(dev_traces):
-    warnings, cited = _check_citations(dev_traces)
-    assert warnings >= 200 and cited >= 0.95 * warnings, (warnings, cited)
+    """Every warning, and every stop where it ends a run (a sure flag stops after one warning, so
+    its stop is the hint a second warning would have been)."""
+    warnings, stops, cited = _check_citations(dev_traces)
+    assert warnings + stops >= 200 and warnings >= 150 and stops >= 50, (warnings, stops)
+    assert cited >= 0.95 * (warnings + stops), (warnings, stops, cited)
 
 
 SECRETS = ("sk-proj-" + "Qw3rTy7Ui9" * 3, "ghp_" + "A1b2C3d4E5" * 4, "password=Hunter2Hunter2x",
@@ -209,24 +222,27 @@ SECRETS = ("sk-proj-" + "Qw3rTy7Ui9" * 3, "ghp_" + "A1b2C3d4E5" * 4, "password=H
 
 
 def test_dev_warnings_never_echo_a_secret(dev_traces):
-    """The dev traces with a secret at the head of every result: every warning still cites, none
-    leaks it (the quotes show its digest)."""
+    """The dev traces with a secret at the head of every result: every warning and every stop that
+    ends a run still cites, none leaks it (the quotes show its digest), and no message of a stopped
+    run's later steps leaks it either."""
     leaked = warned = quoted = 0
     for n, trace in enumerate(dev_traces):
         secret = SECRETS[n % len(SECRETS)]
         steps = tuple(Step(s.tool, s.input, f"{secret}\n{features.render_value(s.output)}", s.is_error)
                       for s in trace.steps)
-        for verdict in replay(Trace(trace.id, steps), LoopGuard()):
-            if verdict.action == "warn":
-                warned += 1
+        guard = LoopGuard()
+        for verdict in replay(Trace(trace.id, steps), guard):
+            if verdict.action != "allow":
                 leaked += secret.split("=")[-1].split()[-1] in verdict.message or contains_secret([verdict.message])
+            if _hint(verdict, guard):
+                warned += 1
                 quoted += bool(re.search(r"`[^`]*redacted:[0-9a-f]{8}", verdict.message))
     assert warned >= 200 and leaked == 0 and quoted >= 0.95 * warned, (warned, leaked, quoted)
 
 
 def test_a_stop_stored_without_its_step_still_names_one():
     guard = LoopGuard()
-    _loop(guard, DENIED, 4)
-    guard.state.stopped = True  # as a state stored by a build that kept no stop step
+    assert [v.action for v in _loop(guard, DENIED, 4)] == ["allow", "allow", "warn", "stop"]
+    guard.state.stopped_at = -1  # as a state stored by a build that kept no stop step
     refused = guard.check("Read", {"file_path": "/x"}).message
     assert "the run was stopped at step 3 because of a loop (identical call and result; steps 0, 1, 2)" in refused

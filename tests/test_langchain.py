@@ -130,7 +130,7 @@ def test_identical_loop_is_hinted_then_refused_and_the_run_ends_cleanly():
     agent = create_agent(llm, [read_file], middleware=[mw])
     out = agent.invoke({"messages": [("user", "Show me /etc/shadow")]})
 
-    assert len(RAN) == 4  # calls 1-4 ran; the fifth was refused without running, then the run ended
+    assert len(RAN) == 3  # calls 1-3 ran; the fourth was refused without running, then the run ended
     results = tool_messages(out["messages"])
     assert "[semloop]" not in results[0].content and "[semloop]" not in results[1].content
     # the hint is in the ToolMessage the model receives next, after the original output
@@ -141,14 +141,15 @@ def test_identical_loop_is_hinted_then_refused_and_the_run_ends_cleanly():
     assert hinted.response_metadata["semloop"]["action"] == "warn"
 
     refused = results[-1]
-    assert refused.tool_call_id == "call_005" and refused.status == "error"
+    assert refused.tool_call_id == "call_004" and refused.status == "error"
     assert refused.content.startswith("semloop blocked this read_file call") and "not run" in refused.content
     final = out["messages"][-1]
     assert isinstance(final, AIMessage) and not final.tool_calls and final.name == "semloop"
     assert final.content.startswith("semloop blocked this read_file call")
     assert final.content.endswith("The run ends here; the work done so far is kept.")
-    assert len(llm.seen) == 5  # the model was not called again after the refusal
-    assert [v.action for _, v in mw.verdicts] == ["warn", "warn", "stop"]
+    assert len(llm.seen) == 4  # the model was not called again after the refusal
+    # the repeat after the warning continues the very loop warned about: one warning, then the stop
+    assert [v.action for _, v in mw.verdicts] == ["warn", "stop"]
 
 
 @agent_test
@@ -212,7 +213,7 @@ def test_a_raising_tool_propagates_unchanged_and_is_recorded_as_an_error():
 @agent_test
 def test_parallel_calls_in_one_turn_all_get_a_result():
     shadow = ("read_file", {"path": "/etc/shadow"})
-    llm = model(*loop(*shadow, 4), [shadow, ("read_file", {"path": "README.md"}), shadow], AIMessage("never"))
+    llm = model(*loop(*shadow, 3), [shadow, ("read_file", {"path": "README.md"}), shadow], AIMessage("never"))
     agent = create_agent(llm, [read_file], middleware=[SemloopMiddleware()])
     out = agent.invoke({"messages": [("user", "Read things")]})
 
@@ -220,13 +221,13 @@ def test_parallel_calls_in_one_turn_all_get_a_result():
     answered = {m.tool_call_id for m in tool_messages(out["messages"])}
     assert {c["id"] for c in last_turn.tool_calls} <= answered  # the message history stays valid
     # the calls run concurrently: the two loop calls never run; the README call runs if it came first
-    assert RAN[:4] == [("read_file", "/etc/shadow")] * 4 and RAN[4:] in ([], [("read_file", "README.md")])
+    assert RAN[:3] == [("read_file", "/etc/shadow")] * 3 and RAN[3:] in ([], [("read_file", "README.md")])
     by_id = {m.tool_call_id: m for m in tool_messages(out["messages"])}
     loop_calls = [by_id[c["id"]] for c in last_turn.tool_calls if c["args"]["path"] == "/etc/shadow"]
     assert all(m.status == "error" for m in loop_calls)
     assert {m.response_metadata["semloop"]["action"] for m in loop_calls} <= {"stop", "refused"}
     readme = by_id[last_turn.tool_calls[1]["id"]]
-    assert readme.content.startswith("# README.md" if RAN[4:] else "Not run: semloop stopped this run")
+    assert readme.content.startswith("# README.md" if RAN[3:] else "Not run: semloop stopped this run")
     final = out["messages"][-1]
     assert final.name == "semloop" and final.content.startswith("semloop blocked this read_file call")
 
@@ -235,7 +236,7 @@ def test_parallel_calls_in_one_turn_all_get_a_result():
 def test_threads_get_their_own_guards_and_a_new_invoke_lifts_a_stop():
     shadow = ("read_file", {"path": "/etc/shadow"})
     mw = SemloopMiddleware()
-    llm = model(*loop(*shadow, 5),  # thread 1: 4 run, the 5th is refused and the run ends
+    llm = model(*loop(*shadow, 4),  # thread 1: 3 run, the 4th is refused and the run ends
                 *loop(*shadow, 2), AIMessage("Permission denied twice."),  # thread 2
                 [("read_file", {"path": "notes.md"})], [shadow],  # thread 1 again, after a new message
                 AIMessage("The file is not readable; please run as root."))
@@ -256,7 +257,7 @@ def test_threads_get_their_own_guards_and_a_new_invoke_lifts_a_stop():
     new = tool_messages(out["messages"])[-2:]
     assert new[0].content.startswith("# notes.md") and "[semloop]" in new[1].content
     assert not guard.stopped and out["messages"][-1].content.startswith("The file is not readable")
-    assert len(RAN) == 4 + 2 + 2
+    assert len(RAN) == 3 + 2 + 2
 
 
 @agent_test
@@ -316,10 +317,10 @@ def test_async_agent_with_async_tool():
         calls.append(url)
         return "HTTP 503 Service Unavailable"
 
-    llm = model(*loop("fetch", {"url": "https://api.example.com/v1/status"}, 6))
+    llm = model(*loop("fetch", {"url": "https://api.example.com/v1/status"}, 5))
     agent = create_agent(llm, [fetch], middleware=[SemloopMiddleware()])
     out = asyncio.run(agent.ainvoke({"messages": [("user", "Is the API up?")]}))
-    assert len(calls) == 4 and "[semloop]" in tool_messages(out["messages"])[2].content
+    assert len(calls) == 3 and "[semloop]" in tool_messages(out["messages"])[2].content
     assert out["messages"][-1].name == "semloop"
 
 
@@ -367,13 +368,14 @@ def test_guard_tool_keeps_the_tool_interface():
 
 def test_guard_tool_hints_then_raises_loop_stopped():
     wrapped = guard_tool(read_file, LoopGuard())
-    outputs = [wrapped.invoke({"path": "/etc/shadow"}) for _ in range(4)]
+    outputs = [wrapped.invoke({"path": "/etc/shadow"}) for _ in range(3)]
     assert outputs[:2] == ["cat: /etc/shadow: Permission denied"] * 2
     assert outputs[2].startswith("cat: /etc/shadow: Permission denied\n\n[semloop]")
     with pytest.raises(LoopStopped, match="semloop blocked this read_file call") as info:
         wrapped.invoke({"path": "/etc/shadow"})
-    assert info.value.verdict.action == "stop" and info.value.output is None and len(RAN) == 4
-    assert [v.action for v in wrapped.verdicts] == ["warn", "warn", "stop"]
+    assert info.value.verdict.action == "stop" and info.value.output is None and len(RAN) == 3
+    # the repeat after the warning continues the very loop warned about: one warning, then the stop
+    assert [v.action for v in wrapped.verdicts] == ["warn", "stop"]
 
 
 def test_guard_tool_with_tool_calls_keeps_artifacts_and_can_return_on_stop():
@@ -398,10 +400,10 @@ def test_guard_tools_share_one_guard_and_work_in_an_agent_without_middleware():
     guard = LoopGuard()
     tools = guard_tools([read_file, git_log], guard)
     assert all(t.guard is guard for t in tools)
-    agent = create_agent(model(*loop("read_file", {"path": "/etc/shadow"}, 6)), tools)
+    agent = create_agent(model(*loop("read_file", {"path": "/etc/shadow"}, 5)), tools)
     with pytest.raises(LoopStopped):
         agent.invoke({"messages": [("user", "Show /etc/shadow")]})
-    assert len(RAN) == 4 and guard.stopped
+    assert len(RAN) == 3 and guard.stopped
 
 
 def test_guard_tool_async_and_exceptions():

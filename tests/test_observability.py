@@ -185,12 +185,12 @@ def test_openai_agents_identical_loop_the_refused_call_is_not_a_step(tmp_path, c
     loops = SemloopGuardrails()
     run_agents(kind, exporter(path), [[("read_file", {"path": "config/settings.yaml"})]] * 10, _loop_tools,
                loops.protect)
-    assert native(loops.verdicts) == [(2, "warn"), (3, "warn"), (4, "stop")]
+    assert native(loops.verdicts) == [(2, "warn"), (3, "stop")]
 
-    # the span of the fifth call is in the file, its result semloop's refusal: the call never ran
+    # the span of the fourth call is in the file, its result semloop's refusal: the call never ran
     assert path.read_text().count("The call was not run.") >= 1
     [scanned] = scan(capsys, path)
-    assert scanned["steps"] == 4 and actions(scanned) == [(2, "warn"), (3, "warn")]
+    assert scanned["steps"] == 3 and actions(scanned) == [(2, "warn")]
 
 
 def test_openai_agents_clean_run_is_clean_in_the_export_too(tmp_path, capsys):
@@ -421,10 +421,10 @@ def test_langchain_identical_loop_the_refused_call_has_no_span(tmp_path, capsys)
 
     middleware, spans, runs = run_langchain(tmp_path, loop("read_file", {"path": "/etc/shadow"}, 8)
                                             + [AIMessage("unused")], [read_file])
-    assert [(v.step, v.action) for _, v in middleware.verdicts] == [(2, "warn"), (3, "warn"), (4, "stop")]
-    for path in (spans, runs):  # the fifth call was refused before it ran: no tool span, no tool run
+    assert [(v.step, v.action) for _, v in middleware.verdicts] == [(2, "warn"), (3, "stop")]
+    for path in (spans, runs):  # the fourth call was refused before it ran: no tool span, no tool run
         [scanned] = scan(capsys, path)
-        assert scanned["steps"] == 4 and actions(scanned) == [(2, "warn"), (3, "warn")]
+        assert scanned["steps"] == 3 and actions(scanned) == [(2, "warn")]
 
 
 # -- Langfuse ----------------------------------------------------------------------------------------------

@@ -61,27 +61,27 @@ def test_identical_loop_warns_in_the_tool_result_then_ends_the_run():
     loops = SemloopGuardrails()
     result = run(loops.protect(make_agent(server, loop_tools(calls))))
 
-    # calls 0-3 ran; call 4 continued a loop warned about twice: refused, and the run ended there
-    assert len(calls) == 4 and len(server.requests) == 5
-    sent = [server.tool_messages(n)[-1] for n in range(1, 5)]
+    # calls 0-2 ran, the third warned; call 3 repeated it exactly, a loop the second view is sure
+    # of, after that one warning: refused, and the run ended there
+    assert len(calls) == 3 and len(server.requests) == 4
+    sent = [server.tool_messages(n)[-1] for n in range(1, 4)]
     assert sent[0] == sent[1] == "cat: config/settings.yaml: Permission denied"
-    for hinted in sent[2:]:  # warned: the real output is kept, the hint appended
-        head, hint = hinted.split("\n\n", 1)
-        assert head == "cat: config/settings.yaml: Permission denied"
-        assert hint.startswith("[semloop] This read_file call repeats earlier step(s)")
-        assert "SYSTEM" not in hint and "must" not in hint.lower()
+    head, hint = sent[2].split("\n\n", 1)  # warned: the real output is kept, the hint appended
+    assert head == "cat: config/settings.yaml: Permission denied"
+    assert hint.startswith("[semloop] This read_file call repeats earlier step(s)")
+    assert "SYSTEM" not in hint and "must" not in hint.lower()
 
     # the run ends gracefully: Runner.run returns, the final output is the explanation
     assert result.final_output.startswith("semloop blocked this read_file call")
     assert "The call was not run." in result.final_output
     stop = loops.stop_verdict(result.context_wrapper)
     assert stop is not None and stop.action == "stop" and stop.message == result.final_output
-    assert [v.action for v in loops.verdicts] == ["warn", "warn", "stop"]
+    assert [v.action for v in loops.verdicts] == ["warn", "stop"]
 
     # the refused call has its tool result in the history, so the conversation can go on
     history = result.to_input_list()
     outputs = [item for item in history if item.get("type") == "function_call_output"]
-    assert len(outputs) == 5 and outputs[-1]["call_id"] == "call_4_0"
+    assert len(outputs) == 4 and outputs[-1]["call_id"] == "call_3_0"
     assert outputs[-1]["output"].startswith("semloop blocked this read_file call")
 
 
@@ -92,7 +92,7 @@ def test_on_stop_raise_ends_the_run_with_loop_stopped():
         run(agent)
     assert stopped.value.message.startswith("semloop blocked this read_file call")
     assert stopped.value.verdict.action == "stop" and str(stopped.value) == stopped.value.message
-    assert len(calls) == 4 and len(server.requests) == 5
+    assert len(calls) == 3 and len(server.requests) == 4
 
 
 def test_streamed_run_ends_with_the_message_as_its_final_output():
@@ -106,20 +106,20 @@ def test_streamed_run_ends_with_the_message_as_its_final_output():
 
     streamed, kinds = asyncio.run(asyncio.wait_for(go(), 30))
     assert streamed.is_complete and streamed.final_output.startswith("semloop blocked this read_file call")
-    assert kinds.count("tool_call_item") == kinds.count("tool_call_output_item") == 5
-    assert "message_output_item" not in kinds and len(calls) == 4
+    assert kinds.count("tool_call_item") == kinds.count("tool_call_output_item") == 4
+    assert "message_output_item" not in kinds and len(calls) == 3
 
 
 def test_parallel_identical_calls_in_one_turn():
     server, calls = ScriptedModel([[("read_file", {"path": "config/settings.yaml"})] * 6, "unused"]), []
     result = run(protect(make_agent(server, loop_tools(calls))))
-    # the six calls are checked before any of them has run, so all run; their records warn twice,
-    # then stop, and the run ends after that turn
+    # the six calls are checked before any of them has run, so all run; their records warn once
+    # (the third), then stop (the other three), and the run ends after that turn
     assert result.final_output.startswith("semloop stopped this run")
     assert len(calls) == 6 and len(server.requests) == 1
     outputs = [i["output"] for i in result.to_input_list() if i.get("type") == "function_call_output"]
     assert len(outputs) == 6 and all(o.startswith("cat: config/settings.yaml") for o in outputs)
-    assert sum("[semloop]" in o for o in outputs) == 2 and sum("semloop stopped this run" in o for o in outputs) == 2
+    assert sum("[semloop]" in o for o in outputs) == 1 and sum("semloop stopped this run" in o for o in outputs) == 3
 
 
 def test_varied_calls_with_the_same_error_are_stopped_after_they_ran():
@@ -189,12 +189,13 @@ def test_a_tool_that_raises_is_recorded_as_an_error():
     loops = SemloopGuardrails()
     result = run(loops.protect(make_agent(server, [fetch])))
     # the SDK turns the exception into its standard error text; semloop records it as an error,
-    # warns with the error text kept, and ends the run on the refused repeat
+    # warns once with the error text kept, and ends the run on the refused repeat (the 4th call)
     guard = loops.guard_for(result.context_wrapper)
     assert guard.state.window[0].is_error
     warned = server.tool_messages(3)[-1]
     assert warned.startswith("An error occurred while running the tool") and "\n\n[semloop]" in warned
-    assert result.final_output.startswith("semloop blocked this fetch call") and len(attempts) == 4
+    assert result.final_output.startswith("semloop blocked this fetch call") and len(attempts) == 3
+    assert len(server.requests) == 4
 
 
 def test_guardrails_fail_open(caplog):

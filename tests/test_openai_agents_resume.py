@@ -59,12 +59,12 @@ def test_a_loop_through_approvals_is_caught_across_resumes(keyed):
     result, resumes = asyncio.run(asyncio.wait_for(run_approving_everything(agent), 90))
 
     assert resumes >= 3
-    assert [v.action for v in loops.verdicts][:2] == ["warn", "warn"]
+    assert [v.action for v in loops.verdicts] == ["warn", "stop"]
     third = server.tool_messages(3)[-1]  # the third attempt's result, as the model got it
     assert third.startswith(ERROR + "\n\n[semloop] This run_migration call repeats")
     assert result.final_output.startswith("semloop blocked this run_migration call")
     assert loops.stop_verdict(result.context_wrapper) is not None
-    assert ran == ["0042_add_index"] * 4  # the fifth attempt was refused without running
+    assert ran == ["0042_add_index"] * 3  # the fourth attempt was refused without running
     assert len(loops.runs) == 1
 
 

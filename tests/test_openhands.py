@@ -154,24 +154,28 @@ def _refused(result: str) -> bool:
 
 
 def test_repeated_failing_call_is_refused_at_the_limit(project):
-    # OpenHands' own stuck detector off (see the next test): calls 1-4 run, call 5 and every
-    # later one are refused before they run
+    # OpenHands' own stuck detector off (see the next test): calls 1-3 run (semloop warns on call 3,
+    # a note the model cannot see), call 4 continues the loop warned about, so it and every later
+    # one are refused before they run
     work, user_log = project
     _, api = run_conversation(work, [{"command": FAILING}] * 10, stuck_detection=False)
     results = api.tool_results()
-    assert _attempts(work) == 4 and len(results) == 10
-    assert all("No such file or directory" in r for r in results[:4])  # the tool's own text
-    assert [_refused(r) for r in results] == [False] * 4 + [True] * 6
+    assert _attempts(work) == 3 and len(results) == 10
+    assert all("No such file or directory" in r for r in results[:3])  # the tool's own text
+    assert [_refused(r) for r in results] == [False] * 3 + [True] * 7
     assert user_log.read_text().count('"PreToolUse"') == 10  # the user's own hook ran for every call
 
 
-def test_with_openhands_defaults_its_stuck_detector_ends_an_exact_repeat(project):
-    # four identical action/observation pairs and OpenHands ends the run itself, before semloop's limit
+def test_with_openhands_defaults_semloop_refuses_an_exact_repeat_before_its_stuck_detector(project):
+    # OpenHands ends a run itself after four identical action/observation pairs; semloop refuses the
+    # 4th identical call before it runs, so that detector never fires: the refusals are what the
+    # model gets, and the run ends with the model's own answer
     work, _ = project
     conversation, api = run_conversation(work, [{"command": FAILING}] * 10)
-    assert _attempts(work) == 4
-    assert not any(_refused(r) for r in api.tool_results())
-    assert str(conversation.state.execution_status.value) == "stuck"
+    results = api.tool_results()
+    assert _attempts(work) == 3 and len(results) == 10
+    assert [_refused(r) for r in results] == [False] * 3 + [True] * 7
+    assert str(conversation.state.execution_status.value) == "finished"
 
 
 def test_same_error_from_varied_calls_is_refused_where_the_stuck_detector_sees_nothing(project):
@@ -180,8 +184,10 @@ def test_same_error_from_varied_calls_is_refused_where_the_stuck_detector_sees_n
                           f"exit 3  # try {i}"} for i in range(10)]
     conversation, api = run_conversation(work, script)
     results = api.tool_results()
-    assert _attempts(work) == 5  # call 5 completed the loop (PostToolUse), call 6 was refused
-    assert [_refused(r) for r in results] == [False] * 5 + [True] * 5
+    # call 4 (a new wording, so PreToolUse cannot refuse it) ran and completed the loop (PostToolUse
+    # stops the run), call 5 and every later one were refused
+    assert _attempts(work) == 4
+    assert [_refused(r) for r in results] == [False] * 4 + [True] * 6
     assert str(conversation.state.execution_status.value) != "stuck"
 
 
@@ -195,10 +201,10 @@ def test_the_next_message_lifts_the_stop(project):
                                     max_iteration_per_run=8, visualizer=None, stuck_detection=False)
         conversation.send_message("Do the task.")
         conversation.run()
-        assert _attempts(work) == 4
+        assert _attempts(work) == 3
         conversation.send_message("Try once more.")  # UserPromptSubmit: the stop is lifted, the memory kept
         conversation.run()
-    assert _attempts(work) == 6  # two more ran, then the loop was refused again
+    assert _attempts(work) == 4  # one more ran, then the loop was refused again
 
 
 def test_varied_work_stays_quiet(project):

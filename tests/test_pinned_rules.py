@@ -845,7 +845,7 @@ def test_todo_updates_are_writes_not_repeats():
         assert between.record("Read", {"file_path": f"/repo/m{k}.py"}, f"1\tdef f{k}():\n2\t    return {k}\n").action == "allow"
     # the same list written again and again is no bookkeeping: still a repeat
     same = LoopGuard(Config())
-    assert [same.record("TodoWrite", _todos(2), TODO_ANSWER).action for _ in range(4)] == ["allow", "allow", "warn", "warn"]
+    assert [same.record("TodoWrite", _todos(2), TODO_ANSWER).action for _ in range(4)] == ["allow", "allow", "warn", "stop"]
 
 
 @pytest.mark.parametrize("answer", ["Upload succeeded. 3 files skipped: a.txt, b.txt, c.txt. Please check them.",
@@ -1416,7 +1416,7 @@ def _crawl(outputs):
 
 
 def test_a_creeping_depth_with_the_same_short_listing_is_a_repeat(monkeypatch):
-    assert _crawl([PAGES] * 4) == ["allow", "allow", "warn", "warn"]
+    assert _crawl([PAGES] * 4) == ["allow", "allow", "warn", "stop"]
     # more found each time: progress, whatever crept
     growing = [f"Found {n} pages: " + ", ".join(f"/p{i}" for i in range(n)) for n in (3, 5, 8, 12)]
     assert _crawl(growing) == ["allow"] * 4

@@ -81,7 +81,7 @@ def test_back_to_back_identical_pending_answers_are_not_polling():
     """The same order-status lookup four times in a row with the very same "pending": nothing
     waited between, so there is nothing to be patient about (exact matching flags it too)."""
     lookup = ("get_order_status", {"order_id": "#W123"}, json.dumps({"order_id": "#W123", "status": "pending"}))
-    assert _actions([lookup] * 4) == ["allow", "allow", "warn", "warn"]
+    assert _actions([lookup] * 4) == ["allow", "allow", "warn", "stop"]
 
 
 def test_a_wait_between_checks_or_a_moving_clock_earns_patience():
@@ -266,8 +266,24 @@ def test_growing_views_of_one_long_function_are_flagged_by_the_rules_and_hidden_
 
 
 def test_a_tight_loop_is_warned_and_stopped_through_the_gate():
+    """The very same failing call again and again: the second view is sure of the second flag
+    (`sure_score`), which continues the loop just warned about, so one warning is enough; with
+    the early stop off, the stop waits for `max_warnings` warnings. Mutation: ignore `sure` in
+    `policy.escalate` (the fourth call warns again)."""
     loop = ("bash", {"command": "cat /etc/app.conf"}, "cat: /etc/app.conf: Permission denied")
-    assert _actions([loop] * 5) == ["allow", "allow", "warn", "warn", "stop"]
+    assert _actions([loop] * 5) == ["allow", "allow", "warn", "stop", "stop"]
+    assert _actions([loop] * 5, Config(sure_score=1.0)) == ["allow", "allow", "warn", "warn", "stop"]
+
+
+def test_a_sure_flag_on_another_loop_does_not_stop_after_one_warning():
+    """One warning, then a different loop the second view is just as sure of: that warning was about
+    something else, so it was not ignored; the new loop gets its own warning first, whatever the
+    stop gate. Mutation: drop `continues_loop` from the early stop in `LoopGuard._apply` (with
+    `stop_gate="rules"` the new loop's first flag then stops)."""
+    first = ("bash", {"command": "cat /etc/app.conf"}, "cat: /etc/app.conf: Permission denied")
+    second = ("weather", {"city": "Tokyo"}, "Tokyo: 21C, clear skies, humidity 40%, wind 5 km/h, sunrise 06:12")
+    for cfg in (Config(), Config(stop_gate="rules")):
+        assert _actions([first] * 3 + [second] * 4, cfg) == ["allow", "allow", "warn", "allow", "allow", "warn", "stop"]
 
 
 def test_what_exact_matching_flags_is_shown_whatever_the_score():
@@ -400,3 +416,17 @@ def test_the_benchmark_replay_decides_what_a_live_guard_decides(tmp_path):
         live = runner.first_verdicts(LoopGuard(base.replace(fail_open=False)), p.trace)
         replayed = runner.replay(p, base)
         assert (replayed.first_flag, replayed.first_stop) == live, p.trace.id
+
+
+def test_a_status_polled_until_it_converges_is_not_stopped_after_one_warning():
+    """A release status fetched again and again, each stage seen twice before the next: the
+    session-wide cluster count flags the returns, but the answer keeps moving on, so the early
+    stop (one warning) does not apply to a flag on the cluster count alone. Mutation: drop the
+    direct-evidence condition from `policy.sure_of` (the last fetch stops the run)."""
+    steps = []
+    for n, stage in enumerate(["Queued", "Queued", "Building", "Building", "Testing", "Testing", "Live", "Live"]):
+        seconds = 37 * (n + 1)
+        steps.append(("WebFetch", {"url": "https://deploy.example.com/releases/4471", "prompt": "What is the release status?"},
+                      f"Release 4471 | Status: {stage} | Last update: 2024-05-18T04:{seconds // 60:02d}:{seconds % 60:02d}Z\n\n"
+                      "The release pipeline reports its current stage above."))
+    assert _actions(steps) == ["allow"] * 5 + ["warn", "allow", "warn"]

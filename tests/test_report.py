@@ -154,7 +154,7 @@ def test_report_trace_filter_and_other_formats(semloop_cmd, tmp_path):
     elements.feed(out.read_text())
     assert [a["data-trace-id"] for a in elements.with_("section")] == ["a-b-a-b-cycle", "conversation"]
     rows = [a for t, a in elements.found if t == "tr" and a.get("id", "").startswith("trace-1-s")]
-    assert [r["data-action"] for r in rows] == ["allow", "allow", "warn", "warn"]
+    assert [r["data-action"] for r in rows] == ["allow", "allow", "warn", "stop"]
     assert all("error" in r["class"] for r in rows)  # Permission denied: marked as an error
 
     missing = subprocess.run([*semloop_cmd, "report", str(EXAMPLES), "--trace", "nope", "--out", str(out)],

@@ -141,18 +141,19 @@ def markdown(results: dict[str, Any], images: Sequence[str] = ()) -> str:
                           r["steps_cut_negatives"]] for r in results["hard_tradeoff"]]), ""]
     if results.get("gate_tradeoff"):
         cfg = results["meta"]["base_config"]
-        shipped = (cfg.get("warn_score"), cfg.get("stop_score"))
+        shipped = (cfg.get("warn_score"), cfg.get("stop_score"), cfg.get("sure_score"))
 
         def point(r: dict[str, Any]) -> str:
             if not r["gate"]:
                 return "off"
-            text = f"{r['warn_score']} / {r['stop_score']}"
-            return f"**{text}**" if (r["warn_score"], r["stop_score"]) == shipped else text
+            text = f"{r['warn_score']} / {r['stop_score']} / {r.get('sure_score')}"
+            return f"**{text}**" if (r["warn_score"], r["stop_score"], r.get("sure_score")) == shipped else text
 
         parts += ["## Second-view trade-off (semantic detector)", "",
-                  "The gate's score (`semloop.gate`) a flag needs to warn (`warn_score`) and to stop "
-                  "(`stop_score`); \"off\" shows every flag. The shipped default is in bold.", "",
-                  table(["warn_score / stop_score", "soft recall", "soft FPR", "hard recall", "hard FPR",
+                  "The gate's score (`semloop.gate`) a flag needs to warn (`warn_score`), to stop "
+                  "(`stop_score`), and to stop after one warning when it continues the loop warned about "
+                  "(`sure_score`; 1.0: never); \"off\" shows every flag. The shipped default is in bold.", "",
+                  table(["warn_score / stop_score / sure_score", "soft recall", "soft FPR", "hard recall", "hard FPR",
                          "median delay"],
                         [[point(r), pct(r["soft_recall"]), pct(r["soft_fpr"]), pct(r["hard_recall"]),
                           pct(r["hard_fpr"]), r["delay_median"]] for r in results["gate_tradeoff"]]), ""]

@@ -283,20 +283,23 @@ def hard_tradeoff(prepared: Sequence[Prepared], config: Config, jobs: int | None
             for (gate, w), s in zip(STOP_GRID, summaries, strict=True)]
 
 
-GATE_GRID: tuple[tuple[float, float] | None, ...] = (None, (0.1, 0.35), (0.2, 0.2), (0.2, 0.35), (0.2, 0.5),
-                                                      (0.3, 0.35), (0.4, 0.5))
-"""Points of the second view (`semloop.gate`) measured by `gate_tradeoff`: (warn_score, stop_score),
-None for the gate off."""
+GATE_GRID: tuple[tuple[float, float, float] | None, ...] = (
+    None, (0.1, 0.35, 0.8), (0.2, 0.2, 0.8), (0.2, 0.35, 0.8), (0.2, 0.35, 0.7), (0.2, 0.35, 0.9), (0.2, 0.35, 1.0),
+    (0.2, 0.5, 0.8), (0.3, 0.35, 0.8), (0.4, 0.5, 0.8))
+"""Points of the second view (`semloop.gate`) measured by `gate_tradeoff`: (warn_score, stop_score,
+sure_score; a sure_score of 1.0 never stops after one warning), None for the gate off."""
 
 
 def gate_tradeoff(prepared: Sequence[Prepared], config: Config, jobs: int | None = None) -> list[dict[str, Any]]:
     """The soft and the hard block for each point of `GATE_GRID`: a higher `warn_score` hides more
-    flags (fewer false warnings, fewer loops warned), a higher `stop_score` ends fewer runs."""
+    flags (fewer false warnings, fewer loops warned), a higher `stop_score` ends fewer runs, a
+    lower `sure_score` ends more of them after one warning."""
     configs = [config.replace(gate_coefs=()) if point is None else
-               config.replace(warn_score=point[0], stop_score=point[1]) for point in GATE_GRID]
+               config.replace(warn_score=point[0], stop_score=point[1], sure_score=point[2]) for point in GATE_GRID]
     summaries = evaluate_configs(prepared, configs, jobs)
     return [{"gate": point is not None, "warn_score": point[0] if point else None,
-             "stop_score": point[1] if point else None, "loops": s["loops"], "negatives": s["negatives"],
+             "stop_score": point[1] if point else None, "sure_score": point[2] if point else None,
+             "loops": s["loops"], "negatives": s["negatives"],
              "soft_recall": s["recall"], "soft_fpr": s["fpr"],
              "hard_recall": s["stops_on_loops"] / s["loops"] if s["loops"] else float("nan"),
              "hard_fpr": s["stops_on_negatives"] / s["negatives"] if s["negatives"] else float("nan"),

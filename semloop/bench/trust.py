@@ -78,10 +78,13 @@ HARD_VARIANTS: dict[str, dict[str, Any]] = {
 HARD_VARIANTS.update({"gate:off": {"gate_coefs": ()}, "gate:0.1/0.35": {"warn_score": 0.1, "stop_score": 0.35},
                       "gate:0.3/0.35": {"warn_score": 0.3, "stop_score": 0.35},
                       "gate:0.2/0.5": {"warn_score": 0.2, "stop_score": 0.5},
-                      "stop:1 warning/0.5": {"max_warnings": 1, "stop_score": 0.5}})
+                      "stop:1 warning/0.5": {"max_warnings": 1, "stop_score": 0.5},
+                      "sure:0.7": {"sure_score": 0.7}, "sure:0.9": {"sure_score": 0.9},
+                      "sure:off": {"sure_score": 1.0}})
 """Variants measured beside the default: the stop gate and the stopping flag (their first warnings
-are the default's), points of the second view (`semloop.gate`: warn_score / stop_score), and a
-stop after one warning (at a higher stop_score, chosen on dev)."""
+are the default's), points of the second view (`semloop.gate`: warn_score / stop_score), a stop
+after one warning for every flag (at a higher stop_score), and the early stop of a sure flag at
+other `sure_score`s (off: 1.0)."""
 
 
 def measure_groups(groups: dict[str, tuple[str, str]], base: Config | None = None, peers: bool = False,
