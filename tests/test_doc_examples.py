@@ -206,8 +206,9 @@ def test_mcp_page_try_it_offline(tmp_path):
     lines = _run_offline_python("mcp.md", tmp_path)
     assert len(lines) == 5
     assert all("EACCES: permission denied" in line for line in lines[:2])
-    assert all(line.startswith("[semloop] This read_config call repeats") for line in lines[2:4])
-    assert lines[4].startswith("semloop blocked this read_config call")
+    assert lines[2].startswith("[semloop] This read_config call repeats")
+    assert lines[3].startswith("semloop blocked this read_config call: it repeats a loop")
+    assert lines[4].startswith("semloop blocked this read_config call: the run was stopped at step 3")
 
 
 def test_google_adk_page_try_it_offline(tmp_path):
