@@ -214,7 +214,8 @@ class Config:
     loop: 2 means the third time the agent asks for the same thing is flagged."""
 
     max_warnings: int = 2
-    """Soft blocks before the hard block: the (max_warnings + 1)-th flag stops the run."""
+    """Soft blocks before the hard block: the (max_warnings + 1)-th flag stops the run (a flag the
+    second view is sure of stops after one: `sure_score`)."""
 
     stop_gate: str = "same_loop"
     """What the hard block needs besides `max_warnings` earlier warnings (`semloop.policy.STOP_GATES`):

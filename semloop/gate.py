@@ -5,10 +5,10 @@ cheap facts about the flag (which kinds fired, how much evidence, how far back i
 the step failed, whether something was written inside the evidence, how varied the recent work
 is). A logistic score over them, with coefficients fitted on the labeled dev runs
 (`benchmarks/gate_fit.py`) and shipped as numbers (`Config.gate_coefs`), gates the two levels of
-the guard: a flag warns only at `Config.warn_score` or above, and stops (past `max_warnings`) only
-at `Config.stop_score` or above. A flag below `warn_score` is not shown; it counts towards the
-stop, never as the last warning before it (`policy.escalate`). A flag on what seed-style exact
-matching flags is always shown (`exact_run`).
+the guard: a flag warns only at `Config.warn_score` or above, and stops (past `max_warnings`, or
+past one warning at `Config.sure_score`) only at `Config.stop_score` or above. A flag below
+`warn_score` is not shown; it counts towards the stop, never as the last warning before it
+(`policy.escalate`). A flag on what seed-style exact matching flags is always shown (`exact_run`).
 
 O(window) per flagged step, nothing per clean step, no model to load.
 """
