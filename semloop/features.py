@@ -318,7 +318,8 @@ def result_refs(text: str, limit: int = 512) -> frozenset[int]:
     listing, order numbers — at most `limit`: what a later call can act on (`novelty.led_on`
     compares them with its `entities`). Kept only as hashes (`ref_hash`), and not longer numbers
     (a card or phone number is nothing a hub page is walked by)."""
-    numbers = set(_REF_NUMBER.findall(text[:_REFS_CHARS].encode("utf-8", errors="replace")))
+    numbers = dict.fromkeys(_REF_NUMBER.findall(text[:_REFS_CHARS].encode("utf-8", errors="replace")))
+    # the first `limit` in page order (not a set's order, which changes with the process's hash seed)
     return frozenset(map(zlib.crc32, itertools.islice(numbers, limit)))  # = ref_hash of each, on its bytes
 
 
@@ -358,14 +359,32 @@ def is_search(tool: str, values: list[str]) -> bool:
 _EDIT_COMMAND = re.compile(r"^\s*(?:edit\s+\d+(?::\d+)?\s|create\s+\S|(?:str_replace_editor\s+)?"
                            r"(?:str_replace|insert|create)\s+/\S)")
 _EDITOR_COMMANDS = frozenset({"create", "str_replace", "insert"})
+_EDIT_PATH_KEYS = frozenset({"file_path", "path", "filePath", "notebook_path"})
+_EDIT_TEXT_KEYS = frozenset({"old_string", "new_string", "old_str", "new_str", "content", "file_text", "edits",
+                             "new_source"})
+# A shell command that edits a file in place (`sed -i`, `perl -pi`): it succeeds silently, with an
+# empty output (or a bare return code), so only the call says it wrote.
+_SHELL_EDIT = re.compile(r"(?:^|[;&|(]\s*)(?:sed\s+(?:-[^i\s]\S*\s+)*-i|perl\s+(?:-\S+\s+)*-\w*i)")
 
 
 def is_edit(tool_input: Any, values: list[str]) -> bool:
-    """Whether a call edits a file through an editor command (see `_EDIT_COMMAND`)."""
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if isinstance(command, str) and command in _EDITOR_COMMANDS:  # (a command may be an argv list)
+    """Whether a call edits a file: an editor command (`_EDIT_COMMAND`), an edit tool's arguments
+    (a file path with the text to write or replace, `_EDIT_PATH_KEYS` and `_EDIT_TEXT_KEYS`: Claude
+    Code's Edit / MultiEdit / Write, Gemini CLI's replace / write_file, Copilot CLI's edit / create),
+    a patch (`apply_patch`), or an in-place edit from a shell (`_SHELL_EDIT`)."""
+    if isinstance(tool_input, dict):
+        command = tool_input.get("command")
+        if isinstance(command, str) and command in _EDITOR_COMMANDS:  # (a command may be an argv list)
+            return True
+        if _EDIT_PATH_KEYS & tool_input.keys() and _EDIT_TEXT_KEYS & tool_input.keys():
+            return True
+    if not values:
+        return False
+    head = values[0][:2000]
+    if head.lstrip().startswith(("*** Begin Patch", "apply_patch")):
         return True
-    return bool(values) and bool(_EDIT_COMMAND.match(values[0][:200]))
+    # (the substring test first: ~20x cheaper than the search, and most commands have neither word)
+    return bool(_EDIT_COMMAND.match(head[:200]) or ("sed" in head or "perl" in head) and _SHELL_EDIT.search(head))
 
 
 def _values_text(values: list[str]) -> str:
@@ -571,6 +590,7 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("module", r"no module named|modulenotfounderror|cannot find module|importerror"),
     ("not_found", r"no such file|not found|does not exist|cannot access|enoent|\b404\b"),
     ("timeout", r"timed out|timeout"),
+    ("intercepted", r"not clickable at point|would receive the click|intercepts pointer events|click intercepted"),
     ("connection", r"connection refused|could not resolve|unreachable|econnrefused|connection reset|"
                    r"failed to connect|could not connect|couldn't connect|connectionerror"),
     ("rate_limit", r"rate limit|too many requests|\b429\b"),
@@ -593,7 +613,8 @@ _ANY_ERROR = re.compile("|".join(f"(?P<{name}>{pattern.pattern})" for name, patt
 _ERROR_WORDS = (
     "err", "denied", "permitted", "forbidden", "eacces", "403", "unauthori", "authentication", "api key", "401",
     "not found", "not recognized", "cannot find module", "no module", "no such file", "does not exist",
-    "cannot access", "enoent", "404", "timed out", "timeout", "connect", "econnrefused", "could not resolve",
+    "cannot access", "enoent", "404", "timed out", "timeout", "clickable", "receive the click", "intercept",
+    "connect", "econnrefused", "could not resolve",
     "unreachable", "rate limit", "too many requests", "429", "syntax", "unexpected token", "no space left",
     "enospc", "disk", "quota exceeded", "out of memory", "cannot allocate memory", "oomkilled", "0 rows", "[]",
     "{}", "null", "none", "no results", "no matches", "no records", "no rows", "no files", "no items",

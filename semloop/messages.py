@@ -146,6 +146,9 @@ ERRORS: dict[str, dict[str, tuple[str, str]]] = {
                                             "whether it exists) comes before reading it again")),
         "timeout": ("a timeout", ("the same request is likely to time out again; a smaller request, or "
                                   "waiting, would help")),
+        "intercepted": ("a click intercepted by another element", ("something covers the page (a banner, a dialog, "
+                                                                  "an overlay); closing or accepting it comes before "
+                                                                  "any other click")),
         "connection": ("a connection error", ("the service cannot be reached from here; retrying at once will "
                                               "not change that")),
         "rate_limit": ("a rate limit", ("calls are refused until the limit resets; waiting helps, rewording "
@@ -165,6 +168,7 @@ ERRORS: dict[str, dict[str, tuple[str, str]]] = {
         "module": ("缺少模块", "需要先安装该软件包，或使用正确的环境"),
         "not_found": ("找不到目标", "目标不在所查找的位置；应先确定它在哪里（或是否存在），再去读取"),
         "timeout": ("超时", "同样的请求很可能再次超时；缩小请求或稍等会有帮助"),
+        "intercepted": ("点击被其他元素拦截", "页面被遮挡（横幅、对话框或遮罩层）；需要先关闭或接受它，再进行其他点击"),
         "connection": ("连接错误", "从这里无法连接到该服务；立即重试不会改变这一点"),
         "rate_limit": ("速率限制", "在限额重置前调用会被拒绝；等待有用，改写无用"),
         "syntax": ("语法错误", "输入本身格式有误；要修改的是文本，而不是再次运行"),

@@ -154,10 +154,11 @@ def is_write(step: StepRecord, state: SessionState) -> bool:
     """A new call that succeeded with a bare acknowledgement (`StepRecord.acknowledged`) or through
     an editor (`StepRecord.edits`, whose result shows the edited text): an edit, a file written.
     What runs or reads after it checks it (`novelty.since_progress`, `signals.update_clusters`).
-    Not an empty result (a `think` note answers nothing), and not the same call again (the same
-    edit twice is no news)."""
-    return (not step.is_error and not step.is_message and step.result_size > 0
-            and (step.acknowledged or step.edits) and new_call(step, state))
+    A call that says it edits (`StepRecord.edits`) is a write whatever it answers: `sed -i` answers
+    nothing, Claude Code's Edit a snippet of the file. Any other empty result is not (a `think`
+    note answers nothing too). Not the same call again (the same edit twice is no news)."""
+    return (not step.is_error and not step.is_message
+            and (step.edits or step.result_size > 0 and step.acknowledged) and new_call(step, state))
 
 
 def is_work(step: StepRecord, state: SessionState) -> bool:

@@ -58,6 +58,8 @@ def same_facts(a: StepRecord, b: StepRecord, th: Thresholds = THRESHOLDS) -> flo
     versions, ids and paths that other pages share."""
     if max(a.result_size, b.result_size) > th.fact_result or a.is_message or b.is_message:
         return 0.0  # (a message's result is the other side's reply: its facts are theirs)
+    if a.result_head and a.result_head == b.result_head and min(a.result_size, b.result_size) < th.short_result:
+        return 0.0  # one form (the same first line): its words decide, and a changed one is the news
     if len(a.facts & b.facts) < 2 and min(a.result_size, b.result_size) >= th.short_result:
         # one shared fact is the answer only in a short result ("2.1.4", a hash); two search pages
         # citing the same section number ("20.3") answer different questions

@@ -112,9 +112,10 @@ def _succeeded_before(state: SessionState, step: StepRecord, first_failure: int)
     order cancelled, then "non-pending order cannot be cancelled" twice; a branch created, then
     "already exists" twice), so that success was the first of the repeats. After another write,
     the run that passed and then fails checks the edit (`state.last_write`). An earlier failure
-    of another kind is not a success."""
+    of another kind is not a success, and neither is a result still in progress (`pending`): a
+    refund polled while "pending", then "failed" twice, did nothing the first times."""
     return [(prev.index, (K.EXACT.value, 1.0)) for prev in state.window
-            if state.last_write <= prev.index < first_failure and not prev.is_error
+            if state.last_write <= prev.index < first_failure and not prev.is_error and not prev.pending
             and prev.exact_sig == step.exact_sig]
 
 
@@ -243,7 +244,9 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     each read brings a new result, so it never goes stale; a call made after something was
     written (`state.last_write`, `novelty.is_write`) is a check of that
     write, not staleness, even when its output looks like an earlier one; and neither is a call
-    running a program file the cluster's calls never ran (`different_programs`).
+    running a program file the cluster's calls never ran (`different_programs`). A call whose
+    result stayed and then changed (the very same call: Pending, Pending, Running) moved on: its
+    waits were a poll, not staleness, and the cluster's stale count starts again.
     """
     if step.call_vec is None:
         return None
@@ -293,6 +296,9 @@ def update_clusters(state: SessionState, step: StepRecord, cfg: Config) -> Signa
     if is_stale:
         cluster.stale += 1
     else:
+        last_two = [s.result_hash for s in state.window if s.norm_sig == step.norm_sig][-2:]
+        if not seen_result and len(last_two) == 2 and last_two[0] == last_two[1]:
+            cluster.stale = 0
         cluster.results.append((step.result_hash, step.result_sketch, step.result_size))
     limit = max(cfg.cluster_stale_limit, poll_needed(state, step, cfg))
     if is_stale and cluster.stale >= limit:

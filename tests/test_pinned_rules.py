@@ -870,7 +870,7 @@ PYTEST_HEADER = "platform linux -- Python 3.9.20, pytest-7.2.0, pluggy-0.13.1\nr
 def _pytest_runs(guard, unique_facts):
     actions = []
     for k, fact in enumerate(unique_facts):
-        body = f"{PYTEST_HEADER}\ncollected 1 item\n{'run ' + fact if fact else 'ok'}"
+        body = f"{'=' * 29} test session starts {'=' * 30}\n{PYTEST_HEADER}\ncollected 1 item\n{'run ' + fact if fact else 'ok'}"
         actions.append(guard.record("Bash", {"command": f"pytest tests/test_checks.py -k case_{k}"}, body).action)
     return actions
 
@@ -1460,10 +1460,12 @@ def test_different_edits_of_one_file_answered_by_a_fixed_sentence_are_work(monke
     """Five edits of one file, each a different change, each answered "The file /repo/a.py has
     been updated.": the answer says only that the edit ran ("the", "has", "been" carry no news), so
     the calls' likeness cannot make them repeats. They were warned and then stopped. The same edit
-    again is still a repeat. Mutation: no `FUNCTION_WORDS`."""
+    again is still a repeat. (A tool whose arguments do not say it edits: `find` / `replace`, not
+    an edit tool's `old_string` / `new_string`, which `features.is_edit` knows.) Mutation: no
+    `FUNCTION_WORDS`."""
     def edits(changes):
         guard = LoopGuard(Config(), embedder=_intents("a.py"))
-        return [guard.record("Edit", {"file_path": "/repo/a.py", "old_string": old, "new_string": new},
+        return [guard.record("update_file", {"file": "/repo/a.py", "find": old, "replace": new},
                              "The file /repo/a.py has been updated.").action for old, new in changes]
     different = [(f"x{i} = 1", f"x{i} = 2") for i in range(5)]
     assert edits(different) == ["allow"] * 5
@@ -1475,12 +1477,13 @@ def test_different_edits_of_one_file_answered_by_a_fixed_sentence_are_work(monke
 def test_a_build_after_each_written_file_checks_the_write(monkeypatch):
     """Write a file ("File written successfully to src/c0.ts."), build, write another, build: the
     build's unchanged "Build completed" checks each write. The answer's "to" kept the write from
-    being known as one, and the third build was warned. Mutation: no `FUNCTION_WORDS`."""
+    being known as one, and the third build was warned. (A tool whose arguments do not say it
+    writes: `features.is_edit` knows `path` with `content`.) Mutation: no `FUNCTION_WORDS`."""
     def cycle():
         guard = LoopGuard(Config(), embedder=_intents("npm"))
         actions = []
         for i in range(3):
-            guard.record("write_file", {"path": f"src/c{i}.ts", "content": f"export const c{i} = {i};"},
+            guard.record("save_file", {"name": f"src/c{i}.ts", "text": f"export const c{i} = {i};"},
                          f"File written successfully to src/c{i}.ts.")
             actions.append(guard.record("Bash", {"command": "npm run build"},
                                         "> app@1.0.0 build\n> tsc -p .\n\nBuild completed in 4.2s").action)

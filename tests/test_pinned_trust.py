@@ -418,15 +418,133 @@ def test_the_benchmark_replay_decides_what_a_live_guard_decides(tmp_path):
         assert (replayed.first_flag, replayed.first_stop) == live, p.trace.id
 
 
-def test_a_status_polled_until_it_converges_is_not_stopped_after_one_warning():
-    """A release status fetched again and again, each stage seen twice before the next: the
-    session-wide cluster count flags the returns, but the answer keeps moving on, so the early
-    stop (one warning) does not apply to a flag on the cluster count alone. Mutation: drop the
-    direct-evidence condition from `policy.sure_of` (the last fetch stops the run)."""
+def test_a_status_polled_until_it_converges_is_not_flagged():
+    """A release status fetched again and again, each stage seen twice before the next: the very
+    same call whose answer stayed and then changed moved on, so the cluster's stale count starts
+    again at each new stage (`signals.update_clusters`). Mutation: drop that restart (the sixth
+    fetch is then warned)."""
     steps = []
     for n, stage in enumerate(["Queued", "Queued", "Building", "Building", "Testing", "Testing", "Live", "Live"]):
         seconds = 37 * (n + 1)
         steps.append(("WebFetch", {"url": "https://deploy.example.com/releases/4471", "prompt": "What is the release status?"},
                       f"Release 4471 | Status: {stage} | Last update: 2024-05-18T04:{seconds // 60:02d}:{seconds % 60:02d}Z\n\n"
                       "The release pipeline reports its current stage above."))
-    assert _actions(steps) == ["allow"] * 5 + ["warn", "allow", "warn"]
+    assert _actions(steps) == ["allow"] * 8
+
+
+def test_a_flag_on_the_cluster_count_alone_is_never_sure_enough_for_the_early_stop():
+    """`policy.sure_of`: the early stop needs direct evidence (a repeat, a cycle, the same error)
+    on the loop just warned about, not the session-wide cluster count alone. Mutation: drop the
+    direct-evidence condition."""
+    from semloop import policy
+    from semloop.state import SessionState
+    from semloop.verdict import Signal
+    state = SessionState.new(12)
+    state.flagged_sigs = {"sig": 2}
+    state.last_related = (1, 2)
+    assert policy.sure_of(state, [Signal("exact", 1.0, (1, 2))], "sig")
+    assert not policy.sure_of(state, [Signal("cluster", 0.9, (1, 2))], "sig")
+    assert policy.sure_of(state, [Signal("cluster", 0.9, (1, 2)), Signal("paraphrase", 0.9, (2,))], "sig")
+
+
+# -- a poll that moves on, an edit that says nothing, an overlay over every click ---------------------
+
+def _tracking(status, minute):
+    return (f"URL: https://shop.example/orders/622689/tracking\nTitle: Track order\n\n# Order #622689\n"
+            f"Status: {status}\nLast update: 2024-04-05T23:{minute:02d}:00Z")
+
+
+def test_a_status_polled_to_a_terminal_failure_is_not_a_repeat_of_its_pending_answers():
+    """pending, processing, failed, failed: the two answers in progress did nothing, so they are
+    not the success a failure repeats (`signals._succeeded_before`); a third "failed" is the
+    repeat. Mutation: count pending successes in `_succeeded_before` (the fourth call then warns)."""
+    def status(s, t):
+        return ("get_refund_status", {"refund_id": "re_896e"},
+                json.dumps({"refund_id": "re_896e", "status": s, "updated_at": f"2024-01-30T17:5{t}:00Z"}))
+    moved = [status("pending", 1), status("processing", 2), status("failed", 3), status("failed", 4)]
+    assert _actions(moved) == ["allow"] * 4
+    assert _actions(moved + [status("failed", 5)])[-1] == "warn"
+
+
+def test_a_short_page_whose_status_changed_does_not_state_the_same_facts():
+    """A tracking page opened, then reloaded: "Label created", then "In transit". Its facts (the
+    order number, the URL) are the same; its status word is the news (`same_action.same_facts`
+    leaves short results of one form to their words). The same status again and again is still a
+    repeat. Mutation: drop the same-form test in `same_facts` (the third call then warns)."""
+    page = "https://shop.example/orders/622689/tracking"
+    steps = [("browser", {"action": "navigate", "url": page}, _tracking("Label created", 0)),
+             ("browser", {"action": "reload"}, _tracking("In transit", 1)),
+             ("browser", {"action": "reload"}, _tracking("In transit", 2))]
+    assert _actions(steps) == ["allow"] * 3
+    assert _actions(steps + [("browser", {"action": "reload"}, _tracking("In transit", 3))])[-1] == "warn"
+
+
+def test_each_stage_of_a_status_seen_twice_is_a_poll_not_a_stale_cluster():
+    """Pending, Pending, ContainerCreating, ContainerCreating, Running, Running: the very same call
+    whose result stayed and then changed moved on, and its cluster's stale count starts again
+    (`signals.update_clusters`). A status that stops moving is still flagged. Mutation: drop the
+    restart (the sixth call then warns as a stale cluster)."""
+    def pods(state):
+        return ("bash", {"command": "kubectl get pods -n ingest -l app=cobaltq"},
+                f"NAME                      READY   STATUS    RESTARTS   AGE\ncobaltq-api-56c5d55b1-a43f1   0/1   {state}   0   12s")
+    staged = [pods(s) for s in ("Pending", "Pending", "ContainerCreating", "ContainerCreating", "Running", "Running")]
+    assert _actions(staged) == ["allow"] * 6
+    assert "warn" in _actions(staged + [pods("Running")] * 2)
+
+
+def test_a_silent_in_place_edit_is_a_write_and_the_rerun_checks_it():
+    """`sed -i` answers nothing (Claude Code's Bash gives an empty stdout): the call says it wrote
+    (`features.is_edit`), so the test run after it checks the edit, and fewer failures each round
+    is progress, not the same failure again (the runs share an error class, "timeout", from the
+    first test's name). Mutation: drop `_SHELL_EDIT` from `is_edit` (the third run then warns)."""
+    tests = ("schedule_coupon_timeout", "compute_invoice", "apply_request", "build_webhook", "merge_ledger", "flush_cache")
+    def run(failed, passed):
+        sections = "".join(f"____ test_{name} ____\n    def test_{name}():\n>       assert {name}(record) == {i + 80}\n"
+                           f"E       AssertionError: assert {i + 7} == {i + 80}\ntests/test_templates.py:{120 + i}\n"
+                           for i, name in enumerate(tests[:failed]))
+        return ("bash", {"command": "python -m pytest -q tests/test_templates.py"},
+                f"{'F' * failed}{'.' * passed}  [100%]\n==== FAILURES ====\n{sections}{failed} failed, {passed} passed")
+    guard = LoopGuard(Config(embedding="hashing"))
+    actions = []
+    for k, (failed, passed) in enumerate(((6, 0), (4, 2), (2, 4), (1, 5))):
+        actions.append(guard.record(*run(failed, passed), is_error=True).action)  # exit code 1
+        actions.append(guard.record("bash", {"command": f"sed -i 's|old_{k}|new_{k}|' src/templates.py"}, "").action)
+    assert actions == ["allow"] * 8
+
+
+def test_edit_tools_patches_and_in_place_shell_edits_are_edits():
+    edits = [
+        {"file_path": "/repo/a.py", "old_string": "x = 1", "new_string": "x = 2"},  # Claude Code Edit, Gemini replace
+        {"file_path": "/repo/a.py", "edits": [{"old_string": "a", "new_string": "b"}]},  # MultiEdit
+        {"file_path": "/repo/new.py", "content": "print(1)\n"},  # Write, write_file
+        {"path": "/repo/a.py", "old_str": "a", "new_str": "b"},  # Copilot CLI edit
+        {"command": "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"},  # Codex apply_patch
+        {"command": "sed -i 's/a/b/' src/a.py"}, {"command": "cd /repo && sed -E -i.bak 's/a/b/' a.py"},
+        {"command": "perl -pi -e 's/a/b/' a.py"},
+    ]
+    for tool_input in edits:
+        assert features.is_edit(tool_input, features.call_values(tool_input)), tool_input
+    reads = [{"file_path": "/repo/a.py"}, {"content": "Could you share the order id?"},
+             {"command": "sed -n '1,5p' a.py"}, {"command": "grep -i error log.txt"}, {"command": "python sed_i.py"}]
+    for tool_input in reads:
+        assert not features.is_edit(tool_input, features.call_values(tool_input)), tool_input
+
+
+def test_an_overlay_that_intercepts_every_click_is_the_same_error():
+    """Three different clicks, each refused because a cookie banner receives the click: one
+    reason (`intercepted`), whatever the coordinates. Mutation: drop the class (the generic
+    "error" class then needs equal results, and the coordinates differ)."""
+    steps = [("click", {"selector": s}, f"Error: Element is not clickable at point ({x}, {y}). Other element would "
+              "receive the click: <div class=\"cookie-consent-overlay\" role=\"dialog\">…</div>")
+             for s, x, y in (("footer a.returns", 276, 621), ("#add-to-cart", 558, 354), ("#newsletter-close", 156, 366))]
+    guard = LoopGuard(Config(embedding="hashing"))
+    assert [guard.record(tool, args, out, is_error=True).action for tool, args, out in steps] == ["allow", "allow", "warn"]
+    assert features.error_class("Error: <div class=\"overlay\"> intercepts pointer events", True) == "intercepted"
+    assert features.error_class("ElementClickInterceptedException: element click intercepted", True) == "intercepted"
+
+
+def test_result_refs_are_the_first_numbers_in_page_order():
+    """Past `limit` numbers the refs are the first ones on the page, whatever the process's hash
+    seed (a set's order is not: replays differed from run to run). Mutation: keep them in a set."""
+    page = " ".join(f"[{1000 + 7 * i}] link" for i in range(600))
+    assert features.result_refs(page, limit=3) == {features.ref_hash(str(1000 + 7 * i)) for i in range(3)}
