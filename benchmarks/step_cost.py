@@ -20,6 +20,7 @@ import sys
 
 _CHILD = r"""
 import json, sys, time
+import semloop
 from semloop import Config
 from semloop.embeddings import load_embedder
 from semloop.scan import scan_trace
@@ -34,15 +35,21 @@ steps = sum(len(t.steps) for t in traces)
 start = time.perf_counter()
 for trace in traces:
     scan_trace(trace, config, embedder)
-print(json.dumps({"per_step": (time.perf_counter() - start) / steps, "steps": steps}))
+print(json.dumps({"per_step": (time.perf_counter() - start) / steps, "steps": steps, "module": semloop.__file__}))
 """
 
 
 def run(checkout: str, embedding: str, files: list[str]) -> float:
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(checkout)}
-    out = subprocess.run([sys.executable, "-c", _CHILD, embedding, *files], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    return float(json.loads(out.strip().splitlines()[-1])["per_step"])
+    # run in the checkout: `python -c` puts the working directory first on sys.path, ahead of
+    # PYTHONPATH, so a child started elsewhere would import the semloop found there
+    root = os.path.abspath(checkout)
+    env = {**os.environ, "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, "-c", _CHILD, embedding, *(os.path.abspath(f) for f in files)], env=env,
+                         cwd=root, check=True, capture_output=True, text=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    if not os.path.abspath(result["module"]).startswith(root + os.sep):
+        raise SystemExit(f"step_cost.py: {checkout} ran the semloop at {result['module']}, not its own")
+    return float(result["per_step"])
 
 
 def main() -> None:
