@@ -132,6 +132,12 @@ def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
 def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | None:
     """Same action with the same result (a stuck repeat), or None. Score = min of both sims.
 
+    Two successful edits that write different text are two changes, however alike their answers
+    (Claude Code answers an Edit with the file and the patch around it: `MODE = "fast"` → "exact",
+    then `UNIT = "cm"` → "mm" of one file read alike), unless both answer with the very same
+    substantial content (SWE-agent shows the whole file: a different edit leaving the same file
+    changed nothing). The same edit again is judged like any call.
+
     Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
     `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
     same content, and an answer that says more than "done" (two edits of one line that both
@@ -141,6 +147,9 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     through a form on an unchanged page is work, not a loop.)
     """
     th = cfg.thresholds
+    if (a.edits and b.edits and a.exact_sig != b.exact_sig and not (a.is_error or b.is_error)
+            and (a.result_hash != b.result_hash or min(a.result_size, b.result_size) < th.short_result)):
+        return None  # two edits of other text: two changes
     kind, call_sim = call_match(a, b)
     if kind != K.PARAPHRASE:
         res_sim = result_match(a, b, th=th)

@@ -548,3 +548,47 @@ def test_result_refs_are_the_first_numbers_in_page_order():
     seed (a set's order is not: replays differed from run to run). Mutation: keep them in a set."""
     page = " ".join(f"[{1000 + 7 * i}] link" for i in range(600))
     assert features.result_refs(page, limit=3) == {features.ref_hash(str(1000 + 7 * i)) for i in range(3)}
+
+
+# -- an edit's text is the change ------------------------------------------------------------------
+
+def _claude_edit(path: str, old: str, new: str) -> tuple[str, dict, str]:
+    """Claude Code's Edit as the hook sees it: the arguments, and the answer its tool_response
+    renders to (`claude_code.normalize_response`: the file, both strings, the patch around them)."""
+    body = 'MODE = "fast"\nUNIT = "cm"\nROUNDING = "floor"'
+    answer = (f"filePath: {path}\noldString: {old}\nnewString: {new}\noriginalFile: {body}\n"
+              f"structuredPatch: oldStart: 1 oldLines: 3 newStart: 1 newLines: 3 lines: -{old} +{new}\n"
+              "userModified: false\nreplaceAll: false")
+    return "Edit", {"file_path": path, "old_string": old, "new_string": new}, answer
+
+
+def test_edits_of_different_lines_of_one_file_are_two_changes_not_one_made_twice():
+    """Edit one line, the check fails; edit another line of the same file, it fails the same way:
+    two tries (tests/test_edit_rerun.py), and neither edit repeats the other, however alike their
+    answers read (same file, same patch around them). The third round with nothing moved is the
+    loop, on the check. Mutation: drop the edit clause of `same_action.same_step` (the pair of
+    edits then matches, and the second check warns as a cycle)."""
+    failing = ("Bash", {"command": "python check.py"}, "Exit code 1\ntotal is 7, expected 42")
+    rounds = [('MODE = "fast"', 'MODE = "exact"'), ('UNIT = "cm"', 'UNIT = "mm"'), ('ROUNDING = "floor"', 'ROUNDING = "half"')]
+    steps = []
+    for old, new in rounds:
+        steps += [_claude_edit("/repo/settings.py", old, new), failing]
+    assert _actions(steps) == ["allow"] * 5 + ["warn"]
+
+
+def test_two_different_edits_that_leave_the_very_same_file_are_one_action():
+    """SWE-agent answers an edit with the whole file as it now is: a second, different edit of the
+    block that leaves the very same file changed nothing. An empty answer (`sed -i`) cannot say
+    so: two silent edits with other text are two. Mutation: drop the `result_hash` clause of the
+    edit rule (every pair of different edits is then two changes)."""
+    from semloop import same_action
+
+    view = "[File: /repo/merge.py (58 lines total)]\n" + "\n".join(f"{n}:    value_{n} = merge(existing_{n}, incoming)" for n in range(1, 40))
+    guard = LoopGuard(Config(embedding="hashing"))
+    a = guard._step("bash", {"command": "edit 18:26\ndef merge(existing, incoming):\n    return existing\nend_of_edit"}, view, False)
+    b = guard._step("bash", {"command": "edit 18:34\ndef merge(existing, incoming):\n  return existing\nend_of_edit"}, view, False)
+    assert a.edits and b.edits and same_action.same_step(b, a, guard.config) is not None
+    quiet_a = guard._step("bash", {"command": "sed -i '516s/^    hit/        hit/' core.py"}, "", False)
+    quiet_b = guard._step("bash", {"command": "sed -i '516s/^        hit/    hit/' core.py"}, "", False)
+    assert same_action.same_step(quiet_b, quiet_a, guard.config) is None
+
