@@ -566,7 +566,7 @@ def test_edits_of_different_lines_of_one_file_are_two_changes_not_one_made_twice
     """Edit one line, the check fails; edit another line of the same file, it fails the same way:
     two tries (tests/test_edit_rerun.py), and neither edit repeats the other, however alike their
     answers read (same file, same patch around them). The third round with nothing moved is the
-    loop, on the check. Mutation: drop the edit clause of `same_action.same_step` (the pair of
+    loop, on the check. Mutation: `same_action.different_edits` always False (the pair of
     edits then matches, and the second check warns as a cycle)."""
     failing = ("Bash", {"command": "python check.py"}, "Exit code 1\ntotal is 7, expected 42")
     rounds = [('MODE = "fast"', 'MODE = "exact"'), ('UNIT = "cm"', 'UNIT = "mm"'), ('ROUNDING = "floor"', 'ROUNDING = "half"')]
@@ -579,8 +579,8 @@ def test_edits_of_different_lines_of_one_file_are_two_changes_not_one_made_twice
 def test_two_different_edits_that_leave_the_very_same_file_are_one_action():
     """SWE-agent answers an edit with the whole file as it now is: a second, different edit of the
     block that leaves the very same file changed nothing. An empty answer (`sed -i`) cannot say
-    so: two silent edits with other text are two. Mutation: drop the `result_hash` clause of the
-    edit rule (every pair of different edits is then two changes)."""
+    so: two silent edits with other text are two. Mutation: drop the `result_hash` clause of
+    `same_action.different_edits` (every pair of different edits is then two changes)."""
     from semloop import same_action
 
     view = "[File: /repo/merge.py (58 lines total)]\n" + "\n".join(f"{n}:    value_{n} = merge(existing_{n}, incoming)" for n in range(1, 40))
