@@ -576,6 +576,18 @@ def test_edits_of_different_lines_of_one_file_are_two_changes_not_one_made_twice
     assert _actions(steps) == ["allow"] * 5 + ["warn"]
 
 
+def test_a_nonzero_exit_code_is_no_pass_whatever_else_the_output_says():
+    """Copilot CLI ends a command's output with `<shellId: N completed with exit code 1>`:
+    "completed" reads as a success, the exit code says the check failed. Read as a pass, the
+    rerun after every edit would be verification and the loop never flagged. Mutation: drop the
+    exit code from `features._FAILURE`."""
+    def passed(output: str) -> bool:
+        return features.reports_success(features.normalize_result(output))
+    assert not passed("total is 7, expected 42\n<shellId: 0 completed with exit code 1>")
+    assert passed("Build finished\n<shellId: 1 completed with exit code 0>")
+    assert passed("Ran 4 tests in 0.01s\n\nOK")
+
+
 def test_two_different_edits_that_leave_the_very_same_file_are_one_action():
     """SWE-agent answers an edit with the whole file as it now is: a second, different edit of the
     block that leaves the very same file changed nothing. An empty answer (`sed -i`) cannot say
