@@ -576,6 +576,26 @@ def test_edits_of_different_lines_of_one_file_are_two_changes_not_one_made_twice
     assert _actions(steps) == ["allow"] * 5 + ["warn"]
 
 
+def test_a_short_failure_rerun_after_every_edit_is_a_loop_but_a_status_naming_the_edited_file_is_not():
+    """Codex hands a hook a command's output without its exit code: `total is 7, expected 42`, five
+    words, fewer than `tiny_result`. They are not words the agent wrote (its patches changed
+    settings.py), so the output says something of its own, and the third run with nothing moved
+    is the loop. `git status --short` printing ` M src/app.py` after each edit of src/app.py
+    restates the edits: verification, as an empty output is. Mutation: `says_its_own` requiring
+    `tiny_result` words again (the short failure is then never evidence)."""
+    def patch(old: str, new: str):
+        return ("apply_patch", {"command": f"*** Begin Patch\n*** Update File: settings.py\n@@\n-{old}\n+{new}\n*** End Patch"},
+                "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM settings.py")
+    rounds = [('MODE = "fast"', 'MODE = "exact"'), ('UNIT = "cm"', 'UNIT = "mm"'), ('ROUNDING = "floor"', 'ROUNDING = "half"')]
+    check = ("Bash", {"command": "python check.py"}, "total is 7, expected 42")
+    assert _actions([step for old, new in rounds for step in (patch(old, new), check)]) == ["allow"] * 5 + ["warn"]
+    status = ("Bash", {"command": "git status --short"}, " M src/app.py")
+    edits = [("Edit", {"file_path": "/repo/src/app.py", "old_string": f"v{i}", "new_string": f"v{i + 1}"},
+              "The file /repo/src/app.py has been updated.") for i in range(5)]
+    assert _actions([step for edit in edits for step in (edit, status)]) == ["allow"] * 10
+    assert _actions([step for edit in edits for step in (edit, ("Bash", {"command": "python -c 'import app'"}, ""))]) == ["allow"] * 10
+
+
 def test_a_nonzero_exit_code_is_no_pass_whatever_else_the_output_says():
     """Copilot CLI ends a command's output with `<shellId: N completed with exit code 1>`:
     "completed" reads as a success, the exit code says the check failed. Read as a pass, the
