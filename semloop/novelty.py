@@ -145,8 +145,8 @@ def unchanged_after_edit(state: SessionState, step: StepRecord, prev: StepRecord
     (`StepRecord.passed`: the tests, rerun after each change) or one whose output says nothing of
     its own (`says_its_own`: a type check's empty output, `git status` naming the file being
     refactored). Rerun after every edit, those are verification: the work is the edits."""
-    return (edited_since(state, prev) and not step.passed and says_its_own(state, step, prev, th)
-            and prev.is_error == step.is_error and prev.result_hash == step.result_hash)
+    return (edited_since(state, prev) and prev.is_error == step.is_error and prev.result_hash == step.result_hash
+            and not step.passed and says_its_own(state, step, prev, th))
 
 
 def says_its_own(state: SessionState, step: StepRecord, prev: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
