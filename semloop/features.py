@@ -737,10 +737,12 @@ _FAILURE = re.compile(r"fail|error|traceback|exception|not ok\b|" + _NONZERO_EXI
 
 
 def reports_success(normalized_result: str) -> bool:
-    """Whether a result reports that what ran passed (`_SUCCESS`) and nothing failed (`_FAILURE`,
-    besides zero counts): a test run that passes, a script that says it succeeded. Rerunning it
-    after an edit checks the edit, whatever it printed before (`novelty.unchanged_after_edit`)."""
-    return bool(_SUCCESS.search(normalized_result)) and not _FAILURE.search(_NO_FAILURES.sub(" ", normalized_result))
+    """Whether a result reports that what ran passed (`_SUCCESS`, or a zero count of failures:
+    pyright's `0 errors, 0 warnings`) and nothing failed (`_FAILURE`, besides zero counts): a test
+    run that passes, a clean type check, a script that says it succeeded. Rerunning it after an
+    edit checks the edit, whatever it printed before (`novelty.unchanged_after_edit`)."""
+    rest = _NO_FAILURES.sub(" ", normalized_result)
+    return (rest != normalized_result or bool(_SUCCESS.search(normalized_result))) and not _FAILURE.search(rest)
 
 
 # A call that waits: a tool named sleep / wait / delay / pause (or ending so: `mcp__x__wait_for`),
