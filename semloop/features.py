@@ -733,6 +733,7 @@ def is_pending(normalized_result: str, size: int, pending_words: int = THRESHOLD
 # zero count of failures or errors is not one; a nonzero exit code is: "completed with exit code 1").
 _SUCCESS = re.compile(r"\b(?:\d+ passed|passed|pass|ok|succeeded|success(?:ful|fully)?|completed)\b")
 _NO_FAILURES = re.compile(r"\b(?:0|no) (?:failed|failures?|errors?)\b|\b(?:failures|errors|failed): 0\b")
+_NO_FAILURE_HINTS = ("0 fail", "0 error", "no fail", "no error", ": 0")  # in every match of _NO_FAILURES
 _FAILURE = re.compile(r"fail|error|traceback|exception|not ok\b|" + _NONZERO_EXIT)
 
 
@@ -741,7 +742,9 @@ def reports_success(normalized_result: str) -> bool:
     pyright's `0 errors, 0 warnings`) and nothing failed (`_FAILURE`, besides zero counts): a test
     run that passes, a clean type check, a script that says it succeeded. Rerunning it after an
     edit checks the edit, whatever it printed before (`novelty.unchanged_after_edit`)."""
-    rest = _NO_FAILURES.sub(" ", normalized_result)
+    # (substring tests first: every zero count contains one of these, and most results none)
+    zero = any(hint in normalized_result for hint in _NO_FAILURE_HINTS)
+    rest = _NO_FAILURES.sub(" ", normalized_result) if zero else normalized_result
     return (rest != normalized_result or bool(_SUCCESS.search(normalized_result))) and not _FAILURE.search(rest)
 
 
