@@ -76,7 +76,8 @@ class Thresholds:
 
     tiny_result: int = 8
     """Results with fewer distinct words ("OK", an empty output) say nothing about what a call did:
-    no containment, and no detailed short answer."""
+    no containment, and no detailed short answer; rerun after an edit, such a result is evidence
+    only when most of its words are its own (`novelty.says_its_own`)."""
 
     # -- did this step bring new information? (semloop.novelty) --
     background_fact: int = 4

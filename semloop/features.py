@@ -582,6 +582,9 @@ def normalize_result(text: str) -> str:
     return mask_keyed(text) if len(text) <= KEYED_MASK_CHARS else text
 
 
+# A command that says it exited nonzero ("Exit code 1", Copilot CLI's "completed with exit code 1").
+_NONZERO_EXIT = r"exit ?code:? [1-9]|exit status [1-9]"
+
 # Error classes, most specific first: varied attempts failing for the same reason share one.
 _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("permission", r"permission denied|not permitted|access denied|forbidden|eacces|\b403\b"),
@@ -600,7 +603,7 @@ _ERROR_CLASSES = [(name, re.compile(pattern)) for name, pattern in [
     ("empty", r"^\(?0 rows\)?$|\(0 rows\)|^(\[\]|\{\}|null|none)$|"
               r"no (results|matches|records|rows|files|items|entries)( found)?|"
               r"found 0 |\b0 (results|matches|hits)\b|please narrow your search|too many (results|matches)"),
-    ("exit", r"exit ?code:? [1-9]|exit status [1-9]|execution failed"),
+    ("exit", _NONZERO_EXIT + "|execution failed"),
     ("error", r"^(error|fatal|err!)\b|npm err!|\berror:|^traceback|\bexception\b|\bfailed\b|"
               r"^\{\s*\"(error|errors|error_message)\"\s*:(?!\s*(null|false|\"\"|\{\}|\[\]))"),
 ]]
@@ -727,17 +730,22 @@ def is_pending(normalized_result: str, size: int, pending_words: int = THRESHOLD
 
 # A run that reports success: a test runner's summary (`5 passed`, unittest's `OK`, `BUILD SUCCESS`, "Build completed",
 # `Tests run: 4, Failures: 0`), a script's "done successfully"; and no failure anywhere in it (a
-# zero count of failures or errors is not one).
+# zero count of failures or errors is not one; a nonzero exit code is: "completed with exit code 1").
 _SUCCESS = re.compile(r"\b(?:\d+ passed|passed|pass|ok|succeeded|success(?:ful|fully)?|completed)\b")
 _NO_FAILURES = re.compile(r"\b(?:0|no) (?:failed|failures?|errors?)\b|\b(?:failures|errors|failed): 0\b")
-_FAILURE = re.compile(r"fail|error|traceback|exception|not ok\b")
+_NO_FAILURE_HINTS = ("0 fail", "0 error", "no fail", "no error", ": 0")  # in every match of _NO_FAILURES
+_FAILURE = re.compile(r"fail|error|traceback|exception|not ok\b|" + _NONZERO_EXIT)
 
 
 def reports_success(normalized_result: str) -> bool:
-    """Whether a result reports that what ran passed (`_SUCCESS`) and nothing failed (`_FAILURE`,
-    besides zero counts): a test run that passes, a script that says it succeeded. Rerunning it
-    after an edit checks the edit, whatever it printed before (`novelty.unchanged_after_edit`)."""
-    return bool(_SUCCESS.search(normalized_result)) and not _FAILURE.search(_NO_FAILURES.sub(" ", normalized_result))
+    """Whether a result reports that what ran passed (`_SUCCESS`, or a zero count of failures:
+    pyright's `0 errors, 0 warnings`) and nothing failed (`_FAILURE`, besides zero counts): a test
+    run that passes, a clean type check, a script that says it succeeded. Rerunning it after an
+    edit checks the edit, whatever it printed before (`novelty.unchanged_after_edit`)."""
+    # (substring tests first: every zero count contains one of these, and most results none)
+    zero = any(hint in normalized_result for hint in _NO_FAILURE_HINTS)
+    rest = _NO_FAILURES.sub(" ", normalized_result) if zero else normalized_result
+    return (rest != normalized_result or bool(_SUCCESS.search(normalized_result))) and not _FAILURE.search(rest)
 
 
 # A call that waits: a tool named sleep / wait / delay / pause (or ending so: `mcp__x__wait_for`),

@@ -142,12 +142,23 @@ def unchanged_after_edit(state: SessionState, step: StepRecord, prev: StepRecord
     written since: the very same output (not `moved_after_edit`), failing or not the same way. The
     edit brought no new information to this call: edit → rerun → same output, round after round,
     is the loop however the edits differ. Not a check that comes out clean: a run that passes
-    (`StepRecord.passed`: the tests, rerun after each change) or one whose output says nothing
-    (fewer than `Thresholds.tiny_result` words: a type check's empty output, "Build completed",
-    `git status` naming the file being refactored). Rerun after every edit, those are
-    verification: the work is the edits."""
-    return (edited_since(state, prev) and not step.passed and step.result_size >= th.tiny_result
-            and prev.is_error == step.is_error and prev.result_hash == step.result_hash)
+    (`StepRecord.passed`: the tests, rerun after each change) or one whose output says nothing of
+    its own (`says_its_own`: a type check's empty output, `git status` naming the file being
+    refactored). Rerun after every edit, those are verification: the work is the edits."""
+    return (edited_since(state, prev) and prev.is_error == step.is_error and prev.result_hash == step.result_hash
+            and not step.passed and says_its_own(state, step, prev, th))
+
+
+def says_its_own(state: SessionState, step: StepRecord, prev: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
+    """Whether an output says something besides what the agent itself wrote since `prev`: at least
+    `Thresholds.tiny_result` words, or a shorter one whose words are mostly not those of the call
+    or of the calls since (`total is 7, expected 42` after edits of settings.py; not ` M
+    src/app.py` after edits of src/app.py, nor an empty output)."""
+    if step.result_size >= th.tiny_result:
+        return True
+    words = set(step.short_words)
+    echoes = step.input_words.union(*(s.input_words for s in state.window if s.index > prev.index))
+    return 2 * len(words - echoes) > len(words)
 
 
 def is_write(step: StepRecord, state: SessionState) -> bool:

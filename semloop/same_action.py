@@ -112,6 +112,17 @@ def different_programs(a: StepRecord, b: StepRecord) -> bool:
     return bool(a.programs) and bool(b.programs) and not (a.programs & b.programs)
 
 
+def different_edits(a: StepRecord, b: StepRecord, th: Thresholds = THRESHOLDS) -> bool:
+    """Two successful edits of different text (other lines of one file, another value): two
+    changes, however alike their answers read (Claude Code and Gemini CLI answer with the patch
+    around the change). Unless both answer with the very same substantial content: SWE-agent
+    shows the whole file after an edit, so a different edit that leaves the same file changed
+    nothing. An empty `sed -i` answer says nothing either way. The same edit again, and failed
+    edits, are judged as any call is."""
+    return (a.edits and b.edits and a.exact_sig != b.exact_sig and not (a.is_error or b.is_error)
+            and (a.result_hash != b.result_hash or min(a.result_size, b.result_size) < th.short_result))
+
+
 def swapped_target(a: StepRecord, b: StepRecord) -> bool:
     """Calls alike but for one standalone word swapped for another (`runtests.py expressions`, then
     `runtests.py queries`): the same action on another target, as batch work is. Not a search (a
@@ -132,11 +143,8 @@ def related(a: StepRecord, b: StepRecord, cfg: Config) -> bool:
 def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | None:
     """Same action with the same result (a stuck repeat), or None. Score = min of both sims.
 
-    Two successful edits that write different text are two changes, however alike their answers
-    (Claude Code answers an Edit with the file and the patch around it: `MODE = "fast"` → "exact",
-    then `UNIT = "cm"` → "mm" of one file read alike), unless both answer with the very same
-    substantial content (SWE-agent shows the whole file: a different edit leaving the same file
-    changed nothing). The same edit again is judged like any call.
+    Two successful edits that write different text are two changes (`different_edits`: `MODE =
+    "fast"` → "exact", then `UNIT = "cm"` → "mm" of one file, however alike the answers read).
 
     Identical (or normalized-identical) calls need the same result. Paraphrased calls (cosine >=
     `call_threshold`) need to act on the same entities (paths, ids, numbers) and to return the
@@ -147,9 +155,8 @@ def same_step(a: StepRecord, b: StepRecord, cfg: Config) -> tuple[str, float] | 
     through a form on an unchanged page is work, not a loop.)
     """
     th = cfg.thresholds
-    if (a.edits and b.edits and a.exact_sig != b.exact_sig and not (a.is_error or b.is_error)
-            and (a.result_hash != b.result_hash or min(a.result_size, b.result_size) < th.short_result)):
-        return None  # two edits of other text: two changes
+    if different_edits(a, b, th):
+        return None
     kind, call_sim = call_match(a, b)
     if kind != K.PARAPHRASE:
         res_sim = result_match(a, b, th=th)

@@ -25,7 +25,7 @@ from typing import Any
 from cli_run import CLIRun, run_stream_json
 from loopback import ModelAPIHandler, ScriptedModelServer, read_json, reply, reply_json
 
-MODEL = "gpt-5.1-codex"
+MODEL = "gpt-5.5"  # in the CLI's own model catalog: its real tools (freeform apply_patch among them)
 
 
 def codex_binary() -> str | None:
@@ -45,8 +45,17 @@ def call(name: str, **arguments: Any) -> dict:
     return {"name": name, "arguments": arguments}
 
 
+def apply_patch(patch: str) -> dict:
+    """A scripted call of Codex's freeform `apply_patch` tool (a `custom_tool_call`: the patch is
+    the input, not JSON)."""
+    return {"name": "apply_patch", "input": patch}
+
+
+OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
+
+
 def _outputs(body: dict) -> list[dict]:
-    return [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    return [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") in OUTPUT_TYPES]
 
 
 class ScriptedResponses(ScriptedModelServer):
@@ -64,13 +73,17 @@ class ScriptedResponses(ScriptedModelServer):
         if not reqs:
             return []
         items = max(reqs, key=lambda r: len(_outputs(r))).get("input") or []
-        first_call = next((n for n, i in enumerate(items) if i.get("type") == "function_call"), len(items))
+        first_call = next((n for n, i in enumerate(items) if i.get("type") in ("function_call", "custom_tool_call")),
+                          len(items))
         return [c.get("text", "") for i in items[first_call:] if i.get("type") == "message"
                 and i.get("role") in roles for c in i.get("content") or []]
 
     def _events(self, body: dict, n: int) -> list[dict]:
         call = self.next_call(len(_outputs(body)))
-        if call is not None:
+        if call is not None and "input" in call:
+            item = {"type": "custom_tool_call", "id": f"ctc_{n}", "call_id": f"call_{n}", "name": call["name"],
+                    "input": call["input"], "status": "completed"}
+        elif call is not None:
             item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": call["name"],
                     "arguments": json.dumps(call["arguments"])}
         else:

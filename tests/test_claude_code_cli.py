@@ -19,6 +19,7 @@ import pytest
 
 from claude_cli import ScriptedAPI, claude_binary, clean_env, run_claude, tool_call
 from conftest import stored
+from edit_session import EDITED, EDITS, MOVING, MOVING_TOTALS, RUN_CHECK, STUCK, STUCK_OUTPUT, prepare, totals
 from semloop_texts import added_by_semloop
 
 BINARY = claude_binary()
@@ -250,21 +251,12 @@ def test_install_guidance_puts_the_block_in_the_session_context(mode):
 
 # -- edit → rerun through the real CLI: Claude Code's Edit answers with a snippet, not "ok" -------
 
-SETTINGS = 'MODE = "fast"\nUNIT = "cm"\nROUNDING = "floor"\n'
-EDITS = [('MODE = "fast"', 'MODE = "exact"'), ('UNIT = "cm"', 'UNIT = "mm"'), ('ROUNDING = "floor"', 'ROUNDING = "half"')]
-CHECK = ("import sys\nfrom pathlib import Path\n"
-         "text = Path('settings.py').read_text()\n"
-         "total = {total}\n"
-         "print(f'total is {{total}}, expected 42')\n"
-         "sys.exit(0 if total == 42 else 1)\n")
-
-
 def _edit_rerun_script(work: Path) -> list[dict]:
     """Read settings.py, then three times: Edit another of its lines and run the check."""
     script = [tool_call("Read", file_path=str(work / "settings.py"))]
     for old, new in EDITS:
         script.append(tool_call("Edit", file_path=str(work / "settings.py"), old_string=old, new_string=new))
-        script.append(tool_call("Bash", command=f"{sys.executable} check.py", description="run the check"))
+        script.append(tool_call("Bash", command=RUN_CHECK, description="run the check"))
     return script
 
 
@@ -275,10 +267,9 @@ def _check_results(run) -> list[str]:
 
 
 def _edit_session(setup, total: str):
-    (setup.work / "settings.py").write_text(SETTINGS)
-    (setup.work / "check.py").write_text(CHECK.format(total=total))
+    settings = prepare(setup.work, total)
     run, api = setup.run(_edit_rerun_script(setup.work))
-    assert (setup.work / "settings.py").read_text() == "".join(f"{new}\n" for _, new in EDITS)  # the edits ran
+    assert settings.read_text() == EDITED  # the edits ran
     return run, _check_results(run), _texts(api.tool_results())
 
 
@@ -287,8 +278,8 @@ def test_edits_that_leave_the_check_failing_the_same_way_are_a_loop(http_setup):
     same failure after every edit. The first rerun may be a fix that did not take; the second with
     nothing moved gets the note (tests/test_edit_rerun.py, here with the real CLI's Edit and Bash
     responses: Edit answers with the edited snippet, so only knowing it edits makes it a write)."""
-    run, checks, sent = _edit_session(http_setup, total="7")
-    assert len(checks) == 3 and all("total is 7, expected 42" in t for t in checks), checks
+    run, checks, sent = _edit_session(http_setup, STUCK)
+    assert len(checks) == 3 and all(STUCK_OUTPUT in t for t in checks), checks
     assert [bool(added_by_semloop(t)) for t in sent] == [False] * 6 + [True], [t[-400:] for t in sent]
     assert "[semloop] This Bash call repeats" in sent[-1]
 
@@ -296,7 +287,7 @@ def test_edits_that_leave_the_check_failing_the_same_way_are_a_loop(http_setup):
 def test_edits_that_move_the_check_output_are_progress(http_setup):
     """The same session, but the check reads what the edits change: another total after every
     edit, then the pass. Every rerun brought news: nothing is added to any result."""
-    run, checks, sent = _edit_session(http_setup, total='14 * sum(word in text for word in ("exact", "mm", "half"))')
+    run, checks, sent = _edit_session(http_setup, MOVING)
     assert run.result.get("terminal_reason") == "completed", run.result
-    assert [c.split(",")[0].split()[-1] for c in checks] == ["14", "28", "42"], checks
+    assert totals(checks) == MOVING_TOTALS, checks
     assert len(sent) == 7 and not any(added_by_semloop(t) for t in sent), [t[-400:] for t in sent]

@@ -17,7 +17,9 @@ import json
 import os
 
 import pytest
-from codex_cli import clean_env, codex_binary, run_codex, shell
+from edit_session import EDITED, EDITS, MOVING, MOVING_TOTALS, RUN_CHECK, STUCK, STUCK_OUTPUT, prepare, totals
+from semloop_texts import added_by_semloop
+from codex_cli import apply_patch, clean_env, codex_binary, run_codex, shell
 from hooked_cli import FAILING, HookedCLI, fixtures
 
 BINARY = codex_binary()
@@ -151,3 +153,54 @@ def test_install_guidance_reaches_the_model_and_notes_quote_the_earlier_result()
 def test_without_guidance_nothing_is_added_at_session_start(inprocess):
     run, api = inprocess.run([shell("echo hi")])
     assert "going in circles" not in json.dumps(api.main_requests()[0], ensure_ascii=False)
+
+
+# -- edit → rerun: Codex edits with its freeform apply_patch tool ----------------------------------
+
+CALL_TYPES = ("function_call", "custom_tool_call")
+
+
+def _patch(old: str, new: str) -> str:
+    return f"*** Begin Patch\n*** Update File: settings.py\n@@\n-{old}\n+{new}\n*** End Patch\n"
+
+
+def _notes_by_call(api) -> list[int]:
+    """For each developer note the model was sent after its first call: the number of the call it
+    came with (Codex puts a PostToolUse note between the call and its output)."""
+    items = max(api.main_requests(), key=lambda r: len(r.get("input") or [])).get("input")
+    calls = [n for n, i in enumerate(items) if i.get("type") in CALL_TYPES]
+    return [sum(c < n for c in calls) for n, i in enumerate(items)
+            if calls and n > calls[0] and i.get("type") == "message" and i.get("role") == "developer"]
+
+
+def _edit_session(setup: Setup, total: str):
+    """`cat settings.py`, then three rounds of the real apply_patch changing another of its lines
+    and exec_command running the check. Returns the check's outputs and the scripted API."""
+    settings = prepare(setup.work, total)
+    script = [shell("cat settings.py")]
+    for old, new in EDITS:
+        script += [apply_patch(_patch(old, new)), shell(RUN_CHECK)]
+    run, api = setup.run(script)
+    assert settings.read_text() == EDITED  # the patches ran
+    sent = api.sent_outputs()
+    assert len(sent) == 7 and all("Success. Updated the following files" in t for t in sent[1::2]), sent
+    assert setup.user_log.read_text().count('"apply_patch"') == 0  # the user's hook matches Bash only
+    return sent[2::2], api
+
+
+def test_edits_that_leave_the_check_failing_the_same_way_are_a_loop(inprocess):
+    """Each patch changes another line, but the check prints the same failure: one note, on the
+    third run with nothing moved (every patch answers "Success. Updated the following files: M
+    settings.py"; different patches are two changes, not one made twice)."""
+    checks, api = _edit_session(inprocess, STUCK)
+    assert all(STUCK_OUTPUT in t for t in checks), checks
+    notes = api.sent_notes()
+    assert len(notes) == 1 and notes[0].startswith(NOTE), notes
+    assert _notes_by_call(api) == [7]
+
+
+def test_edits_that_move_the_check_output_are_progress(inprocess):
+    """The same session, but the check prints another total after every patch, then passes."""
+    checks, api = _edit_session(inprocess, MOVING)
+    assert totals(checks) == MOVING_TOTALS, checks
+    assert api.sent_notes() == [] and not added_by_semloop(api.everything_sent())

@@ -17,6 +17,8 @@ import os
 
 import pytest
 from codex_cli import call
+from edit_session import EDITED, EDITS, MOVING, MOVING_TOTALS, RUN_CHECK, STUCK, STUCK_OUTPUT, prepare, totals
+from semloop_texts import added_by_semloop
 from copilot_cli import clean_env, copilot_binary, run_copilot
 from hooked_cli import FAILING, HookedCLI, fixtures
 
@@ -147,3 +149,36 @@ def test_install_guidance_reaches_the_model_and_notes_quote_the_earlier_result()
 def test_without_guidance_nothing_is_added_at_session_start(inprocess):
     run, api = inprocess.run([_bash("echo hi")])
     assert "going in circles" not in json.dumps(api.main_requests()[0], ensure_ascii=False)
+
+
+# -- edit → rerun: Copilot CLI's edit answers "File ... updated with changes.", its bash a status line
+
+def _edit_session(setup: Setup, total: str) -> tuple[list[str], list[str]]:
+    """view settings.py, then three rounds of the real `edit` changing another of its lines and
+    `bash` running the check. Returns the outputs the model was sent and the check's outputs."""
+    settings = prepare(setup.work, total)
+    script = [call("view", path=str(settings))]
+    for old, new in EDITS:
+        script += [call("edit", path=str(settings), old_str=old, new_str=new), _bash(RUN_CHECK)]
+    _, api = setup.run(script)
+    assert settings.read_text() == EDITED  # the edits ran
+    sent = api.sent_outputs()
+    assert len(sent) == 7 and all("updated with changes" in t for t in sent[1::2]), sent
+    return sent, sent[2::2]
+
+
+def test_edits_that_leave_the_check_failing_the_same_way_are_a_loop(inprocess):
+    """Each edit changes another line, but the check prints the same failure: the third run gets
+    the note. Copilot CLI ends each output with `<shellId: N completed with exit code 1>`:
+    "completed" there is no success, the exit code says the check failed (read as a pass, the
+    rerun would be verification of the edits)."""
+    sent, checks = _edit_session(inprocess, STUCK)
+    assert all(STUCK_OUTPUT in t and "completed with exit code 1" in t for t in checks), checks
+    assert [NOTE in t for t in sent] == [False] * 6 + [True], [t[-300:] for t in sent]
+
+
+def test_edits_that_move_the_check_output_are_progress(inprocess):
+    """The same session, but the check prints another total after every edit, then passes."""
+    sent, checks = _edit_session(inprocess, MOVING)
+    assert totals(checks) == MOVING_TOTALS, checks
+    assert not any(added_by_semloop(t) for t in sent), [t[-300:] for t in sent]

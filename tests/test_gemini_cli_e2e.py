@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from edit_session import EDITED, EDITS, MOVING, MOVING_TOTALS, RUN_CHECK, STUCK, STUCK_OUTPUT, prepare, totals
 from gemini_cli import ScriptedGemini, base_settings, clean_env, function_call, gemini_binary, run_gemini
 from semloop_texts import added_by_semloop
 
@@ -233,3 +234,40 @@ def test_without_guidance_nothing_is_added_at_session_start(defaults):
     run, api = defaults.run([function_call("run_shell_command", command="echo hi", description="greet")])
     assert run.returncode == 0
     assert "going in circles" not in json.dumps(api.main_requests()[0], ensure_ascii=False)
+
+
+# -- edit → rerun: Gemini CLI's replace answers with the updated code around the change ----------
+
+def _edit_session(setup: Setup, total: str) -> tuple[list[str], list[str]]:
+    """read_file settings.py, then three rounds of the real `replace` changing another of its lines
+    and `run_shell_command` running the check. Returns every function response the model was sent
+    and the check's output of each run, in order."""
+    settings = prepare(setup.work, total)
+    script = [function_call("read_file", file_path=str(settings))]
+    for old, new in EDITS:
+        script.append(function_call("replace", file_path=str(settings), old_string=old, new_string=new,
+                                    instruction=f"Set {new.split()[0]} to {new.split()[-1]} in settings.py."))
+        script.append(function_call("run_shell_command", command=RUN_CHECK, description="run the check"))
+    run, api = setup.run(script)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert settings.read_text() == EDITED  # the edits ran
+    assert [u.get("tool_name") for u in run.tool_uses()] == [c["name"] for c in script]
+    sent = api.sent_texts()
+    return sent, [t for t, call in zip(sent, script) if call["name"] == "run_shell_command"]
+
+
+def test_edits_that_leave_the_check_failing_the_same_way_are_a_loop(defaults):
+    """Each round changes another line, but the check prints the same failure: the third run with
+    nothing moved gets the note, nothing before it does (the replace answers quote different
+    lines of one file: two changes, not one made twice)."""
+    sent, checks = _edit_session(defaults, STUCK)
+    assert len(checks) == 3 and all(STUCK_OUTPUT in t for t in checks), checks
+    assert [bool(added_by_semloop(t)) for t in sent] == [False] * 6 + [True], [t[-400:] for t in sent]
+    assert NOTE in sent[-1]
+
+
+def test_edits_that_move_the_check_output_are_progress(defaults):
+    """The same session, but the check prints another total after every edit, then passes."""
+    sent, checks = _edit_session(defaults, MOVING)
+    assert totals(checks) == MOVING_TOTALS, checks
+    assert len(sent) == 7 and not any(added_by_semloop(t) for t in sent), [t[-400:] for t in sent]

@@ -1177,12 +1177,15 @@ def test_an_error_over_another_page_of_a_list_is_not_the_same_failure(monkeypatc
     ("npx tsc --noEmit", ""),
     ("ruff check .", "All checks passed!"),
     ("git status --short", " M src/app.py"),
+    ("pyright src", "0 errors, 0 warnings, 0 informations"),
 ])
 def test_a_clean_check_after_each_edit_is_refactoring(check, output):
     """Edit, run the checks, all clean; five times. The check's output never changes, and that is
     the point: the work is the edits. (A rule counting the same call with the same output across
     edits caught a no-op script re-run between edits in a labeled run, and warned all of these.)
-    Mutation: count identical successful runs across writes."""
+    Mutations: count identical successful runs across writes; a zero count of failures no pass
+    (`features.reports_success`: pyright's summary has no success word); `novelty.says_its_own`
+    without the echoes (` M src/app.py`)."""
     guard = LoopGuard(Config())
     actions = []
     for i in range(5):

@@ -566,7 +566,7 @@ def test_edits_of_different_lines_of_one_file_are_two_changes_not_one_made_twice
     """Edit one line, the check fails; edit another line of the same file, it fails the same way:
     two tries (tests/test_edit_rerun.py), and neither edit repeats the other, however alike their
     answers read (same file, same patch around them). The third round with nothing moved is the
-    loop, on the check. Mutation: drop the edit clause of `same_action.same_step` (the pair of
+    loop, on the check. Mutation: `same_action.different_edits` always False (the pair of
     edits then matches, and the second check warns as a cycle)."""
     failing = ("Bash", {"command": "python check.py"}, "Exit code 1\ntotal is 7, expected 42")
     rounds = [('MODE = "fast"', 'MODE = "exact"'), ('UNIT = "cm"', 'UNIT = "mm"'), ('ROUNDING = "floor"', 'ROUNDING = "half"')]
@@ -576,11 +576,43 @@ def test_edits_of_different_lines_of_one_file_are_two_changes_not_one_made_twice
     assert _actions(steps) == ["allow"] * 5 + ["warn"]
 
 
+def test_a_short_failure_rerun_after_every_edit_is_a_loop_but_a_status_naming_the_edited_file_is_not():
+    """Codex hands a hook a command's output without its exit code: `total is 7, expected 42`, five
+    words, fewer than `tiny_result`. They are not words the agent wrote (its patches changed
+    settings.py), so the output says something of its own, and the third run with nothing moved
+    is the loop. `git status --short` printing ` M src/app.py` after each edit of src/app.py
+    restates the edits: verification, as an empty output is. Mutation: `says_its_own` requiring
+    `tiny_result` words again (the short failure is then never evidence)."""
+    def patch(old: str, new: str):
+        return ("apply_patch", {"command": f"*** Begin Patch\n*** Update File: settings.py\n@@\n-{old}\n+{new}\n*** End Patch"},
+                "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM settings.py")
+    rounds = [('MODE = "fast"', 'MODE = "exact"'), ('UNIT = "cm"', 'UNIT = "mm"'), ('ROUNDING = "floor"', 'ROUNDING = "half"')]
+    check = ("Bash", {"command": "python check.py"}, "total is 7, expected 42")
+    assert _actions([step for old, new in rounds for step in (patch(old, new), check)]) == ["allow"] * 5 + ["warn"]
+    status = ("Bash", {"command": "git status --short"}, " M src/app.py")
+    edits = [("Edit", {"file_path": "/repo/src/app.py", "old_string": f"v{i}", "new_string": f"v{i + 1}"},
+              "The file /repo/src/app.py has been updated.") for i in range(5)]
+    assert _actions([step for edit in edits for step in (edit, status)]) == ["allow"] * 10
+    assert _actions([step for edit in edits for step in (edit, ("Bash", {"command": "python -c 'import app'"}, ""))]) == ["allow"] * 10
+
+
+def test_a_nonzero_exit_code_is_no_pass_whatever_else_the_output_says():
+    """Copilot CLI ends a command's output with `<shellId: N completed with exit code 1>`:
+    "completed" reads as a success, the exit code says the check failed. Read as a pass, the
+    rerun after every edit would be verification and the loop never flagged. Mutation: drop the
+    exit code from `features._FAILURE`."""
+    def passed(output: str) -> bool:
+        return features.reports_success(features.normalize_result(output))
+    assert not passed("total is 7, expected 42\n<shellId: 0 completed with exit code 1>")
+    assert passed("Build finished\n<shellId: 1 completed with exit code 0>")
+    assert passed("Ran 4 tests in 0.01s\n\nOK")
+
+
 def test_two_different_edits_that_leave_the_very_same_file_are_one_action():
     """SWE-agent answers an edit with the whole file as it now is: a second, different edit of the
     block that leaves the very same file changed nothing. An empty answer (`sed -i`) cannot say
-    so: two silent edits with other text are two. Mutation: drop the `result_hash` clause of the
-    edit rule (every pair of different edits is then two changes)."""
+    so: two silent edits with other text are two. Mutation: drop the `result_hash` clause of
+    `same_action.different_edits` (every pair of different edits is then two changes)."""
     from semloop import same_action
 
     view = "[File: /repo/merge.py (58 lines total)]\n" + "\n".join(f"{n}:    value_{n} = merge(existing_{n}, incoming)" for n in range(1, 40))

@@ -210,6 +210,19 @@ def test_every_error_pattern_match_contains_an_error_word():
         assert sum(1 for s in samples if pattern.search(s)) >= min(alternatives, 3), name
 
 
+def test_every_zero_count_of_failures_contains_a_hint():
+    """`_NO_FAILURE_HINTS` is a necessary condition for `_NO_FAILURES` (`features.reports_success`
+    skips the pattern when no hint occurs): each alternative's spellings."""
+    samples = [f"{n} {word}" for n in ("0", "no") for word in ("failed", "failure", "failures", "error", "errors")]
+    samples += [f"{word}: 0" for word in ("failures", "errors", "failed")]
+    for sample in samples:
+        assert features._NO_FAILURES.search(sample), sample
+        assert any(hint in sample for hint in features._NO_FAILURE_HINTS), sample
+    # the samples spell out every alternative of this pattern: a changed pattern needs new ones
+    sampled = r"\b(?:0|no) (?:failed|failures?|errors?)\b|\b(?:failures|errors|failed): 0\b"
+    assert features._NO_FAILURES.pattern == sampled
+
+
 # -- batch scan = step-by-step scan ----------------------------------------------------------
 
 def _dicts(results):
